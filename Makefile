@@ -1,0 +1,58 @@
+# Hydra LSP build. `make run` installs what is missing, builds everything and runs the main job on
+# an example; `make test` runs the whole test suite. See README.md.
+SHELL := /bin/bash
+LLVM_CONFIG ?= llvm-config-19
+GO ?= go
+BIN := bin
+
+SHIM_SRC := $(wildcard checkers/clang/shim/*.cpp) $(wildcard checkers/clang/shim/*.h)
+
+.PHONY: all deps build shim hydra run test test-deps test-go test-editors lint clean
+
+all: build
+
+# deps installs the Debian packages the build needs, when they are missing.
+deps:
+	@./scripts/install-deps.sh build
+
+build: shim hydra
+
+shim: $(BIN)/hydra-clang-shim
+
+$(BIN)/hydra-clang-shim: $(SHIM_SRC) checkers/clang/shim/Makefile
+	@mkdir -p $(BIN)
+	$(MAKE) -C checkers/clang/shim LLVM_CONFIG=$(LLVM_CONFIG) OUT=$(abspath $(BIN))/hydra-clang-shim
+
+hydra:
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/hydra ./cmd/hydra
+
+clean:
+	rm -rf $(BIN)
+
+# run: the main job on an example — install what is missing, build, then generate a program with the
+# simulated model (a stand-in for a real one) while the real Clang checker repairs its errors.
+run: deps build
+	@./scripts/demo.sh
+
+# test: the whole test suite (what .ci/run calls).
+test: test-deps build lint test-go test-editors
+
+test-deps:
+	@./scripts/install-deps.sh test
+
+lint:
+	@echo "== gofmt / go vet / staticcheck"
+	@test -z "$$(gofmt -l $$(git ls-files '*.go') | tee /dev/stderr)" || { echo "gofmt: files above need formatting"; exit 1; }
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
+test-go:
+	@echo "== go test"
+	$(GO) test -count=1 -timeout 20m ./...
+	@echo "== go test -race ./engine/..."
+	$(GO) test -count=1 -race -timeout 15m ./engine/...
+
+test-editors:
+	@echo "== editor clients"
+	@./scripts/test-editors.sh

@@ -1,0 +1,50 @@
+// Command hydra is Hydra LSP's command-line front end: a thin main over the project's packages.
+// Each subcommand lives in a file of its own (check.go, generate.go, bench.go, lsp.go,
+// sim_server.go) and registers itself in commands.
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+)
+
+// command is one subcommand: run gets the arguments after the subcommand's name and returns the
+// process exit status (0 accepted/ok, 1 rejected, 2 usage or infrastructure error).
+type command struct {
+	summary string
+	run     func(args []string) int
+}
+
+// commands is filled by the init functions of the subcommand files.
+var commands = map[string]command{}
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
+		usage()
+		if len(os.Args) < 2 {
+			os.Exit(2)
+		}
+		return
+	}
+	cmd, ok := commands[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "hydra: unknown command %q\n\n", os.Args[1])
+		usage()
+		os.Exit(2)
+	}
+	os.Exit(cmd.run(os.Args[2:]))
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: hydra COMMAND [arguments]\n\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(os.Stderr, "  %-11s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(os.Stderr, "\nRun 'hydra COMMAND -h' for a command's flags.")
+}

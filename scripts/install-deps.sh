@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Hydra LSP needs, when they are missing.
+#   scripts/install-deps.sh build   # what `make build` needs: Clang/LLVM 19 to build and run the checker
+#   scripts/install-deps.sh test    # plus what the test suite needs: clangd, Neovim, Emacs + eglot, Node.js
+# Runs apt-get as root (or through sudo); prints the command and fails when it cannot.
+set -euo pipefail
+
+build_pkgs=(clang-19 libclang-cpp19-dev llvm-19-dev libclang-19-dev libstdc++-12-dev make)
+test_pkgs=(clangd-19 neovim emacs-nox elpa-eglot procps)
+
+want=("${build_pkgs[@]}")
+if [ "${1:-build}" = test ]; then
+  want+=("${test_pkgs[@]}")
+  # Node.js: any version >= 18 already on PATH will do; otherwise Debian's.
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    want+=(nodejs npm)
+  fi
+fi
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing missing Debian packages: ${missing[*]}"
+if [ "$(id -u)" -eq 0 ]; then
+  SUDO=
+elif command -v sudo >/dev/null 2>&1; then
+  SUDO=sudo
+else
+  echo "install-deps: not root and no sudo; run as root: apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
