@@ -41,6 +41,11 @@ type Request struct {
 	// insertion point is closed (brace depth back to where it started).
 	StopAtClose bool
 
+	// CheckpointLines asks the checker for a checkpoint every this many lines of generated
+	// text (besides the ones after the preamble and at the start node); 0 means
+	// DefaultCheckpointLines, a negative value none but those.
+	CheckpointLines int
+
 	// OnUpdate, when set, is called (from the search's goroutines, serially) as the search goes.
 	OnUpdate func(Update)
 }

@@ -1,0 +1,508 @@
+// Package benchmark measures the incremental checker against the alternatives an editor or an
+// agent would otherwise use (issue 2, "Benchmark"): per-line update latency of a checker
+// session, of re-running `clang -fsyntax-only` on the growing prefix, and of clangd fed
+// didChange for the same growth; plus the cost of checkpoints (fork, resume, private memory) and
+// the time to a first checked line after a <bits/stdc++.h> preamble, cold and warm (resumed from
+// a shared checkpoint of that preamble). Call Run; `hydra bench checker` prints its Result.
+//
+// It is a benchmark, not a test: nothing here fails on time.
+package benchmark
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hydra-lsp/hydra/checkers"
+	"github.com/hydra-lsp/hydra/checkers/agreement"
+	"github.com/hydra-lsp/hydra/checkers/chunk"
+)
+
+// Config says what to measure.
+type Config struct {
+	Checker checkers.Checker
+	Clang   string // clang-19 driver for re-invocation
+	Clangd  string // clangd-19; empty skips clangd (its fields stay 0)
+	// Programs to stream; each is measured line by line.
+	Programs []agreement.Program
+	// ReinvokeSamples is the number of prefix lengths per program re-checked by whole-file
+	// clang (default 4); ClangdSamples the number of didChange growths per program (default 12).
+	ReinvokeSamples int
+	ClangdSamples   int
+	// CheckpointEvery takes a checkpoint every this many chunks after the preamble (default 25),
+	// to measure fork, resume and the private memory of dormant checkpoints.
+	CheckpointEvery int
+	// PreambleRuns is the number of cold and of warm <bits/stdc++.h> starts (default 2 and 5×).
+	PreambleRuns int
+	// Log, when set, receives a line per step.
+	Log func(format string, args ...any)
+}
+
+// Result is the benchmark's one JSON object. Times are in milliseconds.
+type Result struct {
+	IncrementalMedianMS float64 `json:"incremental_median_ms"`
+	IncrementalP99MS    float64 `json:"incremental_p99_ms"`
+	ReinvokeMedianMS    float64 `json:"reinvoke_median_ms"`
+	ClangdMedianMS      float64 `json:"clangd_median_ms"`
+	SpeedupVsReinvoke   float64 `json:"speedup_vs_reinvoke"`
+	SpeedupVsClangd     float64 `json:"speedup_vs_clangd"`
+	ForkMS              float64 `json:"fork_ms"`
+	ResumeMS            float64 `json:"resume_ms"`
+	CheckpointPrivateKB float64 `json:"checkpoint_private_kb"`
+	ColdPreambleMS      float64 `json:"cold_preamble_ms"`
+	WarmPreambleMS      float64 `json:"warm_preamble_ms"`
+
+	// Extras: how the figures were obtained, and their spread.
+	Programs                int      `json:"programs"`
+	ProgramIDs              []string `json:"program_ids"`
+	IncrementalSamples      int      `json:"incremental_samples"`
+	IncrementalMaxMS        float64  `json:"incremental_max_ms"`
+	IncrementalFirstThirdMS float64  `json:"incremental_median_first_third_ms"`
+	IncrementalLastThirdMS  float64  `json:"incremental_median_last_third_ms"`
+	EndOfInputMedianMS      float64  `json:"end_of_input_median_ms"`
+	ReinvokeSamples         int      `json:"reinvoke_samples"`
+	ClangdSamples           int      `json:"clangd_samples"`
+	ClangdMode              string   `json:"clangd_mode"`
+	ForkSamples             int      `json:"fork_samples"`
+	ForkMaxMS               float64  `json:"fork_max_ms"`
+	ResumeSamples           int      `json:"resume_samples"`
+	ResumeMaxMS             float64  `json:"resume_max_ms"`
+	CheckpointSamples       int      `json:"checkpoint_samples"`
+	CheckpointPrivateMaxKB  float64  `json:"checkpoint_private_max_kb"`
+	CheckpointPrivateNote   string   `json:"checkpoint_private_note"`
+	CPUs                    int      `json:"cpus"`
+	Note                    string   `json:"note"`
+}
+
+// Run measures everything on cfg.Programs.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if cfg.ReinvokeSamples <= 0 {
+		cfg.ReinvokeSamples = 4
+	}
+	if cfg.ClangdSamples <= 0 {
+		cfg.ClangdSamples = 12
+	}
+	if cfg.CheckpointEvery <= 0 {
+		cfg.CheckpointEvery = 25
+	}
+	if cfg.PreambleRuns <= 0 {
+		cfg.PreambleRuns = 2
+	}
+	if cfg.Log == nil {
+		cfg.Log = func(string, ...any) {}
+	}
+	if len(cfg.Programs) == 0 {
+		return nil, errors.New("benchmark: no programs")
+	}
+	var s samples
+	res := &Result{Programs: len(cfg.Programs), CPUs: runtime.NumCPU(), ClangdMode: "clangd-19 --sync (no update debounce), full-text didChange, time to publishDiagnostics of that version",
+		CheckpointPrivateNote: "Private_Clean+Private_Dirty of dormant checkpoint processes (smaps_rollup), mean over checkpoints, measured when their session reached the end of its program",
+		Note:                  "per-line = time from Submit of a chunk (one or more lines, after the preamble) to its progress event, chunks submitted one at a time"}
+	for _, p := range cfg.Programs {
+		res.ProgramIDs = append(res.ProgramIDs, p.ID)
+		cfg.Log("program %s (%d bytes)", p.ID, len(p.Text))
+		if err := s.measureIncremental(ctx, cfg, p); err != nil {
+			return nil, fmt.Errorf("incremental %s: %w", p.ID, err)
+		}
+		if err := s.measureReinvoke(ctx, cfg, p); err != nil {
+			return nil, fmt.Errorf("re-invoke %s: %w", p.ID, err)
+		}
+		if cfg.Clangd != "" {
+			if err := s.measureClangd(ctx, cfg, p); err != nil {
+				return nil, fmt.Errorf("clangd %s: %w", p.ID, err)
+			}
+		}
+	}
+	cfg.Log("preamble <bits/stdc++.h>, cold and warm")
+	if err := s.measurePreamble(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("preamble: %w", err)
+	}
+
+	res.IncrementalMedianMS = median(s.perLine)
+	res.IncrementalP99MS = percentile(s.perLine, 0.99)
+	res.IncrementalMaxMS = percentile(s.perLine, 1)
+	res.IncrementalSamples = len(s.perLine)
+	res.IncrementalFirstThirdMS = median(s.firstThird)
+	res.IncrementalLastThirdMS = median(s.lastThird)
+	res.EndOfInputMedianMS = median(s.eos)
+	res.ReinvokeMedianMS = median(s.reinvoke)
+	res.ReinvokeSamples = len(s.reinvoke)
+	res.ClangdMedianMS = median(s.clangd)
+	res.ClangdSamples = len(s.clangd)
+	if res.IncrementalMedianMS > 0 {
+		res.SpeedupVsReinvoke = res.ReinvokeMedianMS / res.IncrementalMedianMS
+		res.SpeedupVsClangd = res.ClangdMedianMS / res.IncrementalMedianMS
+	}
+	res.ForkMS, res.ForkMaxMS, res.ForkSamples = median(s.fork), percentile(s.fork, 1), len(s.fork)
+	res.ResumeMS, res.ResumeMaxMS, res.ResumeSamples = median(s.resume), percentile(s.resume, 1), len(s.resume)
+	res.CheckpointPrivateKB, res.CheckpointPrivateMaxKB, res.CheckpointSamples = mean(s.privKB), percentile(s.privKB, 1), len(s.privKB)
+	res.ColdPreambleMS = median(s.cold)
+	res.WarmPreambleMS = median(s.warm)
+	return res, nil
+}
+
+// samples collects raw measurements (ms, KB).
+type samples struct {
+	perLine, firstThird, lastThird, eos []float64
+	reinvoke, clangd                    []float64
+	fork, resume, privKB                []float64
+	cold, warm                          []float64
+}
+
+func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+
+// codeChunks cuts a program into chunks and returns them with the index of the first chunk
+// after the preamble.
+func codeChunks(p agreement.Program) ([]chunk.Chunk, int) {
+	chs := chunk.Split(p.Text, chunk.OptionsForFlags(p.Flags, p.Base))
+	first := 0
+	for i, c := range chs {
+		if c.PreambleEnd {
+			first = i + 1
+		}
+	}
+	return chs, first
+}
+
+// await reads events until pred accepts one; chkpt events are handed to onChkpt.
+func await(ctx context.Context, sess checkers.Session, pred func(checkers.Event) bool, onChkpt func(checkers.Event)) (checkers.Event, error) {
+	timer := time.NewTimer(60 * time.Second)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return checkers.Event{}, ctx.Err()
+		case <-timer.C:
+			return checkers.Event{}, errors.New("no event within 60 s")
+		case ev, ok := <-sess.Events():
+			if !ok {
+				return checkers.Event{}, errors.New("session ended")
+			}
+			if ev.Kind == checkers.KindCrash {
+				return ev, fmt.Errorf("checker crashed: %s", ev.Diag)
+			}
+			if ev.Kind == checkers.KindChkpt && onChkpt != nil {
+				onChkpt(ev)
+			}
+			if pred(ev) {
+				return ev, nil
+			}
+		}
+	}
+}
+
+// incremental streams p one chunk at a time, timing each chunk's progress, takes checkpoints
+// on the way, then measures their memory and resumes.
+func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreement.Program) error {
+	ch := cfg.Checker
+	chs, first := codeChunks(p)
+	sess, err := ch.Start(ctx, checkers.SessionOptions{Flags: p.Flags, Filename: p.Base})
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	type held struct {
+		cp     checkers.Checkpoint
+		pid    int
+		forkMS float64 // as the shim measured it (meta fork_us); 0 if it did not say
+	}
+	var cps []held
+	defer func() {
+		for _, h := range cps {
+			h.cp.Release()
+		}
+	}()
+	adopt := func(ev checkers.Event) {
+		if cp := ch.Adopt(ev.ID); cp != nil {
+			f, _ := ev.Meta["fork_us"].(float64)
+			cps = append(cps, held{cp, ev.PID, f / 1000})
+		}
+	}
+	var lat []float64
+	for i, c := range chs {
+		wantCP := i >= first && i > 0 && (i-first)%cfg.CheckpointEvery == cfg.CheckpointEvery-1
+		if i+1 == first {
+			wantCP = true // the preamble checkpoint, as the engine takes it
+		}
+		start := time.Now()
+		if err := sess.Submit(c.Text, checkers.SubmitOptions{Cat: c.Cat, Checkpoint: wantCP}); err != nil {
+			return err
+		}
+		ev, err := await(ctx, sess, func(ev checkers.Event) bool {
+			return (ev.Kind == checkers.KindProgress && ev.Off >= c.End()) || ev.Kind == checkers.KindError || ev.Kind == checkers.KindDone
+		}, adopt)
+		if err != nil {
+			return fmt.Errorf("chunk at %d: %w", c.Off, err)
+		}
+		if ev.Kind == checkers.KindError {
+			return fmt.Errorf("the program does not check: %d:%d: %s", ev.Line, ev.Col, ev.Diag)
+		}
+		progressAt := time.Now()
+		if wantCP {
+			n := len(cps)
+			if _, err := await(ctx, sess, func(ev checkers.Event) bool { return ev.Kind == checkers.KindChkpt }, adopt); err != nil {
+				return fmt.Errorf("checkpoint at %d: %w", c.End(), err)
+			}
+			if len(cps) > n {
+				f := cps[len(cps)-1].forkMS
+				if f == 0 {
+					f = ms(time.Since(progressAt)) // the shim did not say: progress to chkpt
+				}
+				s.fork = append(s.fork, f)
+			}
+			continue // a checkpointed chunk's latency includes the fork: not a per-line sample
+		}
+		if i >= first {
+			lat = append(lat, ms(progressAt.Sub(start)))
+		}
+	}
+	start := time.Now()
+	if err := sess.EOS(); err != nil {
+		return err
+	}
+	ev, err := await(ctx, sess, func(ev checkers.Event) bool { return ev.Kind == checkers.KindDone || ev.Kind == checkers.KindError }, adopt)
+	if err != nil {
+		return fmt.Errorf("end of input: %w", err)
+	}
+	if ev.Kind == checkers.KindError {
+		return fmt.Errorf("the program does not check: %d:%d: %s", ev.Line, ev.Col, ev.Diag)
+	}
+	s.eos = append(s.eos, ms(time.Since(start)))
+	s.perLine = append(s.perLine, lat...)
+	third := len(lat) / 3
+	s.firstThird = append(s.firstThird, lat[:third]...)
+	s.lastThird = append(s.lastThird, lat[len(lat)-third:]...)
+	// Dormant checkpoints now hold what the session has since changed.
+	for _, h := range cps {
+		if kb, err := privateKB(h.pid); err == nil {
+			s.privKB = append(s.privKB, kb)
+		}
+	}
+	// Resume each checkpoint once: time to the new session's first event.
+	for _, h := range cps {
+		start := time.Now()
+		rs, err := ch.Resume(ctx, h.cp)
+		if err != nil {
+			return fmt.Errorf("resume: %w", err)
+		}
+		_, err = await(ctx, rs, func(checkers.Event) bool { return true }, nil)
+		d := time.Since(start)
+		rs.Close()
+		if err != nil {
+			return fmt.Errorf("resume: first event: %w", err)
+		}
+		s.resume = append(s.resume, ms(d))
+	}
+	cfg.Log("  %d chunks measured, median %.3f ms, %d checkpoints", len(lat), median(lat), len(cps))
+	return nil
+}
+
+// privateKB reads a process's private memory (clean + dirty) from /proc.
+func privateKB(pid int) (float64, error) {
+	if pid <= 0 {
+		return 0, errors.New("no pid")
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0, err
+	}
+	var kb float64
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 2 && (f[0] == "Private_Clean:" || f[0] == "Private_Dirty:") {
+			v, _ := strconv.ParseFloat(f[1], 64)
+			kb += v
+		}
+	}
+	return kb, nil
+}
+
+// samplePoints picks n chunk indexes evenly spread over [first, len).
+func samplePoints(first, total, n int) []int {
+	if total <= first {
+		return nil
+	}
+	var out []int
+	for k := 1; k <= n; k++ {
+		i := first + (total-first)*k/(n+1)
+		if len(out) == 0 || out[len(out)-1] != i {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// reinvoke times whole-file clang on prefixes of p ending at sampled chunk ends.
+func (s *samples) measureReinvoke(ctx context.Context, cfg Config, p agreement.Program) error {
+	chs, first := codeChunks(p)
+	dir, err := os.MkdirTemp("", "hydra-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, p.Base)
+	for _, i := range samplePoints(first, len(chs), cfg.ReinvokeSamples) {
+		if err := os.WriteFile(path, []byte(p.Text[:chs[i].End()]), 0o644); err != nil {
+			return err
+		}
+		args := append(append([]string{"-fsyntax-only"}, p.Flags...), path)
+		start := time.Now()
+		// A prefix may well not compile (an open function): only the time counts.
+		_ = exec.CommandContext(ctx, cfg.Clang, args...).Run()
+		s.reinvoke = append(s.reinvoke, ms(time.Since(start)))
+	}
+	return ctx.Err()
+}
+
+// clangd opens the preamble in clangd, then grows the document to sampled chunk ends.
+func (s *samples) measureClangd(ctx context.Context, cfg Config, p agreement.Program) error {
+	chs, first := codeChunks(p)
+	c, err := startClangd(ctx, cfg.Clangd, p.Flags, p.Base)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	pre := 0
+	if first > 0 {
+		pre = chs[first-1].End()
+	}
+	if _, err := c.open(ctx, p.Text[:pre]); err != nil {
+		return err
+	}
+	version := int32(1)
+	for _, i := range samplePoints(first, len(chs), cfg.ClangdSamples) {
+		version++
+		d, err := c.change(ctx, version, p.Text[:chs[i].End()])
+		if err != nil {
+			return err
+		}
+		s.clangd = append(s.clangd, ms(d))
+	}
+	return nil
+}
+
+// PreambleText is the program of the preamble measurement: the <bits/stdc++.h> preamble and
+// one line after it.
+const (
+	PreambleHeader = "#include <bits/stdc++.h>\n"
+	PreambleLine   = "int hydra_first_line = 0;\n"
+)
+
+// preamble measures the time from a new session to its first checked line after
+// <bits/stdc++.h>: cold (a fresh session parses the headers) and warm (Nearest finds the shared
+// checkpoint of that preamble, which is resumed).
+func (s *samples) measurePreamble(ctx context.Context, cfg Config) error {
+	ch := cfg.Checker
+	opts := checkers.SessionOptions{Flags: []string{"-x", "c++", "-std=c++17"}, Filename: "bench_preamble.cpp"}
+	var keep []checkers.Checkpoint
+	defer func() {
+		for _, cp := range keep {
+			cp.Release()
+		}
+	}()
+	lineDone := func(ev checkers.Event) bool {
+		return ev.Kind == checkers.KindProgress && ev.Off >= len(PreambleHeader)+len(PreambleLine) || ev.Kind == checkers.KindError
+	}
+	for r := 0; r < cfg.PreambleRuns; r++ {
+		start := time.Now()
+		sess, err := ch.Start(ctx, opts)
+		if err != nil {
+			return err
+		}
+		err = sess.Submit(PreambleHeader, checkers.SubmitOptions{Cat: checkers.BoundaryPreamble, Checkpoint: true})
+		if err == nil {
+			err = sess.Submit(PreambleLine, checkers.SubmitOptions{Cat: checkers.BoundaryDecl})
+		}
+		if err != nil {
+			sess.Close()
+			return err
+		}
+		ev, err := await(ctx, sess, lineDone, func(ev checkers.Event) {
+			if cp := ch.Adopt(ev.ID); cp != nil {
+				keep = append(keep, cp)
+			}
+		})
+		d := time.Since(start)
+		if err == nil && ev.Kind == checkers.KindError {
+			err = fmt.Errorf("%s", ev.Diag)
+		}
+		if err == nil && len(keep) == 0 {
+			// The checkpoint event may follow the line's progress; wait for it.
+			_, err = await(ctx, sess, func(ev checkers.Event) bool { return ev.Kind == checkers.KindChkpt }, func(ev checkers.Event) {
+				if cp := ch.Adopt(ev.ID); cp != nil {
+					keep = append(keep, cp)
+				}
+			})
+		}
+		sess.Close()
+		if err != nil {
+			return fmt.Errorf("cold start: %w", err)
+		}
+		s.cold = append(s.cold, ms(d))
+	}
+	text := PreambleHeader + PreambleLine
+	for r := 0; r < 5*cfg.PreambleRuns; r++ {
+		start := time.Now()
+		cp := ch.Nearest(opts, text)
+		if cp == nil {
+			return errors.New("warm start: Nearest found no checkpoint of the preamble")
+		}
+		sess, err := ch.Resume(ctx, cp)
+		cp.Release()
+		if err != nil {
+			return fmt.Errorf("warm start: %w", err)
+		}
+		err = sess.Submit(text[cp.Off():], checkers.SubmitOptions{Cat: checkers.BoundaryDecl})
+		if err == nil {
+			var ev checkers.Event
+			ev, err = await(ctx, sess, lineDone, func(ev checkers.Event) {
+				if cp := ch.Adopt(ev.ID); cp != nil {
+					cp.Release()
+				}
+			})
+			if err == nil && ev.Kind == checkers.KindError {
+				err = fmt.Errorf("%s", ev.Diag)
+			}
+		}
+		d := time.Since(start)
+		sess.Close()
+		if err != nil {
+			return fmt.Errorf("warm start: %w", err)
+		}
+		s.warm = append(s.warm, ms(d))
+	}
+	return nil
+}
+
+func median(xs []float64) float64 { return percentile(xs, 0.5) }
+
+// percentile returns the q-quantile of xs (nearest rank); 0 for no samples.
+func percentile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(q*float64(len(s))+0.5) - 1
+	i = max(0, min(i, len(s)-1))
+	return s[i]
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	t := 0.0
+	for _, x := range xs {
+		t += x
+	}
+	return t / float64(len(xs))
+}

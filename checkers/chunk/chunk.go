@@ -1,0 +1,265 @@
+// Package chunk cuts streamed C/C++ text into chunks that a checker session can take: one or
+// more complete lines, ending only where the lexer state is clean (DESIGN.md §4). A chunk never
+// ends inside a block comment, a raw string, a string or character literal continued by a
+// backslash, a backslash continuation, an open #if/#ifdef/#ifndef … #endif, nor right after an
+// identifier that the next line might call as a function-like macro (clang does not look past
+// the end of a file for a macro's '(').
+//
+// Call New, feed text in arbitrary pieces (model tokens) with Write, and submit the chunks it
+// returns in order; Flush at the end of input returns what is left, clean or not. Each chunk
+// carries a boundary category (checkers.Boundary*) and says whether the preamble (the leading
+// block of preprocessor lines) ended with it, so that the caller can checkpoint there.
+package chunk
+
+import (
+	"strings"
+
+	"github.com/hydra-lsp/hydra/checkers"
+)
+
+// Chunk is one piece of text ready to submit.
+type Chunk struct {
+	// Text is one or more complete lines (the last one may lack its newline after Flush).
+	Text string
+	// Off is the byte offset of Text in the whole stream fed to the Chunker.
+	Off int
+	// Cat is the boundary category the chunk ends on (checkers.BoundaryPreamble, …Decl,
+	// …Stmt or …Line).
+	Cat string
+	// PreambleEnd is set on the chunk that ends the preamble: the last chunk of the leading
+	// preprocessor block when the first code line follows it (or input ends).
+	PreambleEnd bool
+	// Unclean is set only on a chunk emitted by Flush whose end is not a clean cut (an
+	// unterminated comment, an open #if, …); the checker will diagnose it.
+	Unclean bool
+}
+
+// End returns the offset just past the chunk.
+func (c Chunk) End() int { return c.Off + len(c.Text) }
+
+// rawChunk is a clean cut found by the line stage, before the preamble stage.
+type rawChunk struct {
+	text      string
+	off       int
+	hasCode   bool // a non-directive token
+	directive bool // a directive line
+	lastTok   byte // the chunk's last token
+	depth     int  // brace depth at its end
+	unclean   bool
+}
+
+// Chunker cuts a stream of text into chunks. It is not safe for concurrent use.
+type Chunker struct {
+	lx lexer
+
+	partial string // text after the last newline
+	off     int    // stream offset of the first pending byte
+
+	// The line stage: lines not yet cut.
+	pending strings.Builder
+	pend    rawChunk
+	// holdIdent: the pending text is clean but its last token is an identifier; it waits
+	// for the next line with tokens to show whether that starts with '('.
+	holdIdent bool
+
+	// The preamble stage.
+	inPreamble bool
+	held       []rawChunk // preamble chunks not yet emitted (see push)
+	out        []Chunk
+}
+
+// New returns a Chunker for text lexed with opts.
+func New(opts Options) *Chunker {
+	return &Chunker{lx: lexer{opts: opts}, inPreamble: true}
+}
+
+// Depth returns the brace depth ('{' minus '}') outside comments, literals and preprocessor
+// directives over the complete lines written so far. It may be negative when the stream
+// starts inside a block.
+func (c *Chunker) Depth() int { return c.lx.depth }
+
+// Offset returns the number of bytes written so far.
+func (c *Chunker) Offset() int { return c.off + c.pending.Len() + len(c.partial) }
+
+// Write feeds more text and returns the chunks that became complete, in order.
+func (c *Chunker) Write(text string) []Chunk {
+	c.partial += text
+	for {
+		k := strings.IndexByte(c.partial, '\n')
+		if k < 0 {
+			break
+		}
+		line := c.partial[:k+1]
+		c.partial = c.partial[k+1:]
+		c.addLine(line)
+	}
+	out := c.out
+	c.out = nil
+	return out
+}
+
+// Flush ends the input: it returns every chunk still held, including an unclean tail
+// (Unclean set) and a last line without a newline. The Chunker can be used again afterwards
+// as if a fresh stream continued at the same offset.
+func (c *Chunker) Flush() []Chunk {
+	if c.partial != "" {
+		line := c.partial
+		c.partial = ""
+		c.addLine(line)
+	}
+	if c.pending.Len() > 0 {
+		c.pend.unclean = !c.lineStateClean()
+		c.cut()
+	}
+	c.holdIdent = false
+	c.flushHeld(true)
+	out := c.out
+	c.out = nil
+	return out
+}
+
+func (c *Chunker) lineStateClean() bool {
+	return c.lx.mode == modeCode && !c.lx.continued && c.lx.ifDepth == 0
+}
+
+// addLine is the line stage: it decides, line by line, where clean cuts are.
+func (c *Chunker) addLine(line string) {
+	info := c.lx.line(line)
+	if c.holdIdent && info.hasTokens {
+		c.holdIdent = false
+		if info.firstTok != '(' {
+			c.cut() // the held identifier is not a macro call across the cut
+		}
+	}
+	if c.pending.Len() == 0 {
+		c.pend = rawChunk{off: c.off}
+	}
+	c.pending.WriteString(line)
+	if info.hasCode {
+		c.pend.hasCode = true
+	}
+	if info.isDirective {
+		c.pend.directive = true
+	}
+	if info.hasTokens {
+		c.pend.lastTok = info.lastTok
+	}
+	c.pend.depth = c.lx.depth
+	switch {
+	case !info.clean:
+	case info.hasTokens && info.lastIdent:
+		c.holdIdent = true
+	case c.holdIdent:
+		// A blank or comment-only line after a held identifier: keep waiting.
+	default:
+		c.cut()
+	}
+}
+
+// cut ends the pending raw chunk and hands it to the preamble stage.
+func (c *Chunker) cut() {
+	if c.pending.Len() == 0 {
+		return
+	}
+	rc := c.pend
+	rc.text = c.pending.String()
+	c.pending.Reset()
+	c.off = rc.off + len(rc.text)
+	c.push(rc)
+}
+
+// push is the preamble stage. While no code has been seen, chunks are held back: a chunk with
+// a directive is emitted only when the next directive shows that the preamble goes on, so that
+// the last directive chunk can carry PreambleEnd when code follows. Comment-only chunks after
+// the last directive join the code that follows them, not the preamble.
+func (c *Chunker) push(rc rawChunk) {
+	if !c.inPreamble {
+		c.emit(rc, false)
+		return
+	}
+	switch {
+	case !rc.hasCode && rc.directive:
+		c.flushHeld(false)
+		c.held = append(c.held, rc)
+	case !rc.hasCode:
+		c.held = append(c.held, rc)
+	default:
+		c.inPreamble = false
+		c.flushHeld(true)
+		c.emit(rc, false)
+	}
+}
+
+// flushHeld emits the held preamble chunks. With end set the preamble is over: the last held
+// directive chunk gets PreambleEnd and the comment chunks after it are ordinary lines.
+func (c *Chunker) flushHeld(end bool) {
+	last := -1
+	for i, h := range c.held {
+		if h.directive {
+			last = i
+		}
+	}
+	for i, h := range c.held {
+		switch {
+		case last < 0 && end:
+			c.emit(h, false) // no preamble at all: comments before the first code
+		case i <= last || !end:
+			c.emitCat(h, checkers.BoundaryPreamble, end && i == last)
+		default:
+			c.emit(h, false)
+		}
+	}
+	c.held = c.held[:0]
+	if end {
+		c.inPreamble = false
+	}
+}
+
+func (c *Chunker) emit(rc rawChunk, preambleEnd bool) {
+	c.emitCat(rc, category(rc), preambleEnd)
+}
+
+func (c *Chunker) emitCat(rc rawChunk, cat string, preambleEnd bool) {
+	c.out = append(c.out, Chunk{Text: rc.text, Off: rc.off, Cat: cat, PreambleEnd: preambleEnd, Unclean: rc.unclean})
+}
+
+// category classifies the boundary a chunk ends on.
+func category(rc rawChunk) string {
+	if rc.lastTok == ';' || rc.lastTok == '}' {
+		if rc.depth <= 0 {
+			return checkers.BoundaryDecl
+		}
+		return checkers.BoundaryStmt
+	}
+	return checkers.BoundaryLine
+}
+
+// Split cuts a whole text the way a Chunker fed with it would (Write then Flush).
+func Split(text string, opts Options) []Chunk {
+	c := New(opts)
+	out := c.Write(text)
+	return append(out, c.Flush()...)
+}
+
+// PreambleEnd returns the offset just past the preamble of text: the leading block of
+// preprocessor directives (with the comments and blank lines among them), ending at the end
+// of its last directive line. It returns 0 when text does not start with such a block.
+func PreambleEnd(text string, opts Options) int {
+	for _, ch := range Split(text, opts) {
+		if ch.PreambleEnd {
+			return ch.End()
+		}
+		if ch.Cat != checkers.BoundaryPreamble {
+			break
+		}
+	}
+	return 0
+}
+
+// BraceDepth returns the brace depth at the end of text, counted as Chunker.Depth counts it.
+func BraceDepth(text string, opts Options) int {
+	c := New(opts)
+	c.Write(text)
+	c.Flush()
+	return c.Depth()
+}

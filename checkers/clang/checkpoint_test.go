@@ -1,0 +1,226 @@
+package clang
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hydra-lsp/hydra/checkers"
+)
+
+// takeCheckpoint runs a session over prefix (one chunk per line) asking for a checkpoint at its
+// end, and returns the adopted checkpoint; the session itself is closed.
+func takeCheckpoint(t *testing.T, c *Checker, opts checkers.SessionOptions, prefix string) *Checkpoint {
+	t.Helper()
+	s, err := c.Start(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ls := lines(prefix)
+	for i, l := range ls {
+		if err := s.Submit(l, checkers.SubmitOptions{Cat: checkers.BoundaryLine, Checkpoint: i == len(ls)-1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev := waitFor(t, s, checkers.KindChkpt)
+	if ev.Off != len(prefix) {
+		t.Fatalf("chkpt at %d, want %d", ev.Off, len(prefix))
+	}
+	cp := c.AdoptCheckpoint(ev.ID)
+	if cp == nil {
+		t.Fatalf("Adopt(%d) = nil", ev.ID)
+	}
+	if cp.Text() != prefix || cp.Off() != len(prefix) {
+		t.Fatalf("checkpoint holds %d bytes %q, want the prefix", cp.Off(), cp.Text())
+	}
+	return cp
+}
+
+// A checkpoint resumed with different continuations reports, each time, what whole-file clang
+// reports for prefix+continuation: same verdict, same first error line and message.
+func TestResumedCheckpointMatchesWholeFileClang(t *testing.T) {
+	dir := t.TempDir()
+	c := newChecker(t, Options{})
+	const prefix = `#include <vector>
+#include <string>
+struct Point { int x, y; };
+static int twice(int v) { return 2 * v; }
+`
+	conts := []struct {
+		name string
+		text string
+		ok   bool
+	}{
+		{"accepted", "int main() {\n  std::vector<Point> ps{{1, 2}};\n  return twice(ps[0].x);\n}\n", true},
+		{"undeclared identifier", "int main() {\n  int a = 1;\n  return a + b;\n}\n", false},
+		{"no member", "int main() {\n  Point p{1, 2};\n  return p.z;\n}\n", false},
+		{"wrong argument count", "int main() {\n  return twice(1, 2);\n}\n", false},
+		{"missing semicolon", "int main() {\n  int a = 1\n  return a;\n}\n", false},
+		{"type mismatch", "int main() {\n  std::string s = 42;\n  return 0;\n}\n", false},
+		{"error in inline member reported at the class end", "struct S {\n  int f() { return missing; }\n  int g() { return 1; }\n};\nint main() { return S().g(); }\n", false},
+		{"unterminated block comment at end of input", "int main() { return 0; }\n/* never closed\n", false},
+	}
+	opts := checkers.SessionOptions{Filename: filepath.Join(dir, "prog.cpp"), Flags: []string{"-std=c++17"}}
+	cp := takeCheckpoint(t, c, opts, prefix)
+	for _, cs := range conts {
+		t.Run(cs.name, func(t *testing.T) {
+			want := wholeFile(t, dir, "prog.cpp", opts.Flags, prefix+cs.text)
+			if want.OK != cs.ok {
+				t.Fatalf("test case broken: whole-file clang says %v", want)
+			}
+			// Twice from the same checkpoint: the first resume must not disturb the second.
+			for round := 0; round < 2; round++ {
+				s, err := c.Resume(context.Background(), cp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				submitAll(t, s, lines(cs.text))
+				evs := collect(t, s)
+				if evs[0].Kind != checkers.KindInit || evs[0].Parent != cp.ID() || evs[0].Off != len(prefix) {
+					t.Fatalf("first event %+v, want init from checkpoint %d at %d", evs[0], cp.ID(), len(prefix))
+				}
+				got, first := sessionVerdict(t, evs)
+				if got.OK != want.OK || got.Line != want.Line || got.Diag != want.Diag {
+					t.Fatalf("round %d: resumed session says %v, whole-file clang says %v", round, got, want)
+				}
+				if first != nil {
+					// The offset must be inside the reported line of the whole text.
+					full := prefix + cs.text
+					if first.Off < 0 || first.Off > len(full) {
+						t.Fatalf("error offset %d outside the text", first.Off)
+					}
+					if line := 1 + strings.Count(full[:first.Off], "\n"); line != got.Line {
+						t.Fatalf("error offset %d is on line %d, event says line %d", first.Off, line, got.Line)
+					}
+				}
+			}
+		})
+	}
+}
+
+// Checkpoints of the same prefix are shared and reference-counted; the last release ends the
+// dormant process, and a freed checkpoint cannot be resumed.
+func TestCheckpointSharingRefcountAndFree(t *testing.T) {
+	c := newChecker(t, Options{})
+	opts := checkers.SessionOptions{Filename: "dedup.cpp"}
+	const prefix = "#include <cstdio>\nint counter = 0;\n"
+
+	a := takeCheckpoint(t, c, opts, prefix)
+	if a.Refs() != 1 {
+		t.Fatalf("new checkpoint has %d refs, want 1", a.Refs())
+	}
+	if !procAlive(a.PID()) {
+		t.Fatalf("dormant process %d not alive", a.PID())
+	}
+	// A second session reaching the same prefix gets the same checkpoint, not a new process.
+	b := takeCheckpoint(t, c, opts, prefix)
+	if b != a {
+		t.Fatalf("same prefix gave checkpoint %d (pid %d), want shared %d (pid %d)", b.ID(), b.PID(), a.ID(), a.PID())
+	}
+	if a.Refs() != 2 {
+		t.Fatalf("shared checkpoint has %d refs, want 2", a.Refs())
+	}
+	// Different flags: a different checkpoint.
+	other := takeCheckpoint(t, c, checkers.SessionOptions{Filename: "dedup.cpp", Flags: []string{"-DX=1"}}, prefix)
+	if other == a {
+		t.Fatal("different flags shared a checkpoint")
+	}
+	// Nearest finds the longest checkpointed prefix of a longer text.
+	n := c.NearestCheckpoint(opts, prefix+"int main() { return counter; }\n")
+	if n != a {
+		t.Fatalf("Nearest = %v, want checkpoint %d", n, a.ID())
+	}
+	if a.Refs() != 3 {
+		t.Fatalf("after Nearest %d refs, want 3", a.Refs())
+	}
+	if c.NearestCheckpoint(opts, "int unrelated;\n") != nil {
+		t.Fatal("Nearest found a checkpoint for an unrelated text")
+	}
+	pid := a.PID()
+	a.Release()
+	a.Release()
+	if !procAlive(pid) || a.Refs() != 1 {
+		t.Fatalf("after 2 of 3 releases: alive=%v refs=%d, want alive with 1 ref", procAlive(pid), a.Refs())
+	}
+	// Still resumable while referenced.
+	s, err := c.Resume(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	submitAll(t, s, []string{"int main() { return counter; }\n"})
+	if v, _ := sessionVerdict(t, collect(t, s)); !v.OK {
+		t.Fatalf("resume of shared checkpoint: %v", v)
+	}
+	a.Release()
+	if alive := waitGone([]int{pid}, 20*time.Second); len(alive) > 0 {
+		t.Fatalf("freed checkpoint process %d still alive", pid)
+	}
+	a.Release() // extra releases are harmless
+	if _, err := c.Resume(context.Background(), a); err == nil {
+		t.Fatal("resuming a freed checkpoint succeeded")
+	}
+	if c.AdoptCheckpoint(a.ID()) != nil {
+		t.Fatal("freed checkpoint still adoptable")
+	}
+	// Close ends the remaining one.
+	opid := other.PID()
+	c.Close()
+	if alive := waitGone([]int{opid}, 20*time.Second); len(alive) > 0 {
+		t.Fatalf("checkpoint process %d alive after Checker.Close", opid)
+	}
+}
+
+// Checkpoints taken along a session at every few lines each resume to the right state: the
+// continuation after any of them gives the verdict of the whole text.
+func TestCheckpointsAlongASession(t *testing.T) {
+	dir := t.TempDir()
+	c := newChecker(t, Options{})
+	name := filepath.Join(dir, "along.c")
+	text := "#include <stdio.h>\n#define SQ(x) ((x) * (x))\nstatic int a = 3;\nint f(int v) {\n  return SQ(v) + a;\n}\nint main(void) {\n  printf(\"%d\\n\", f(__LINE__));\n  return 0;\n}\n"
+	ls := lines(text)
+	s, err := c.Start(context.Background(), checkers.SessionOptions{Filename: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range ls {
+		if err := s.Submit(l, checkers.SubmitOptions{Cat: checkers.BoundaryLine, Checkpoint: i%3 == 0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.EOS(); err != nil {
+		t.Fatal(err)
+	}
+	var cps []*Checkpoint
+	evs := collect(t, s)
+	for _, ev := range evs {
+		if ev.Kind == checkers.KindChkpt {
+			cps = append(cps, c.AdoptCheckpoint(ev.ID))
+		}
+	}
+	if v, _ := sessionVerdict(t, evs); !v.OK {
+		t.Fatalf("whole session: %v", v)
+	}
+	if len(cps) != 4 {
+		t.Fatalf("got %d checkpoints, want 4", len(cps))
+	}
+	// Breaking the text after each checkpoint: an error on a later line, with the line right
+	// (__LINE__ and #line bookkeeping survive the resume).
+	for _, cp := range cps {
+		rest := text[cp.Off():]
+		broken := strings.Replace(rest, "return 0;", "return zero;", 1)
+		want := wholeFile(t, dir, "along.c", nil, cp.Text()+broken)
+		r, err := c.Resume(context.Background(), cp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		submitAll(t, r, lines(broken))
+		got, _ := sessionVerdict(t, collect(t, r))
+		if got.OK != want.OK || got.Line != want.Line || got.Diag != want.Diag {
+			t.Fatalf("resumed at %d: %v, whole-file clang: %v", cp.Off(), got, want)
+		}
+		cp.Release()
+	}
+}

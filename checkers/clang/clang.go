@@ -1,0 +1,453 @@
+// Package clang is Hydra's Clang checker: a Go driver for hydra-clang-shim (shim/shim.cpp), a
+// stock Clang 19 front end that checks C/C++ text chunk by chunk and forks dormant checkpoints of
+// itself (DESIGN.md §4). Call New to get a *Checker, which implements checkers.Checker.
+//
+// Every shim process a Checker starts (active sessions, dormant checkpoints and the sessions
+// resumed from them) holds the read end of the Checker's lifeline pipe and exits when the
+// Checker closes it or the Go process dies, even by kill -9; root processes are also in their
+// own process group and get a parent-death signal.
+package clang
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hydra-lsp/hydra/checkers"
+)
+
+// DefaultTimeout is how long a session may stay silent while the driver waits for an answer
+// from it (its init, the verdict on a submitted chunk, or done after EOS) when Options.Timeout
+// is zero.
+const DefaultTimeout = 2 * time.Minute
+
+// ShimEnv names the environment variable that overrides where the shim binary is found.
+const ShimEnv = "HYDRA_CLANG_SHIM"
+
+// Options configures a Checker. The zero value is ready to use.
+type Options struct {
+	// ShimPath is the hydra-clang-shim binary. Empty: $HYDRA_CLANG_SHIM, else the file next to
+	// os.Executable(), else <repo root>/bin/hydra-clang-shim (walking up from the working
+	// directory to go.mod).
+	ShimPath string
+	// SocketPrefix names the checkpoints' abstract UNIX sockets, "<prefix>-<id>". Empty: a
+	// prefix unique to this Checker.
+	SocketPrefix string
+	// Timeout bounds how long a session may stay silent while an answer is due; the session then
+	// ends with a crash event. Zero means DefaultTimeout, negative means no limit.
+	Timeout time.Duration
+	// Stderr receives the shim processes' own standard error (Clang crash dumps, internal
+	// warnings). Nil discards it.
+	Stderr *os.File
+}
+
+// Checker starts shim sessions and owns every process behind them. It is safe for concurrent
+// use.
+type Checker struct {
+	shim    string
+	prefix  string
+	timeout time.Duration
+	stderr  *os.File
+
+	// lifeline is the write end of the pipe every shim process polls; closing it (or dying)
+	// ends them all. lifelineR is the read end handed to root shims.
+	lifeline, lifelineR *os.File
+
+	nextID atomic.Int64
+
+	// mu guards the fields below.
+	mu       sync.Mutex
+	closed   bool
+	sessions map[int64]*Session
+	cps      map[int64]*Checkpoint
+	byHash   map[[32]byte]*Checkpoint
+	roots    map[int]bool // process groups (= pids) of root shims ever started
+}
+
+var _ checkers.Checker = (*Checker)(nil)
+
+// New returns a Checker after locating the shim binary.
+func New(opts Options) (*Checker, error) {
+	shim, err := findShim(opts.ShimPath)
+	if err != nil {
+		return nil, err
+	}
+	prefix := opts.SocketPrefix
+	if prefix == "" {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		prefix = fmt.Sprintf("hydra-%d-%s", os.Getpid(), hex.EncodeToString(b[:]))
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("clang checker: lifeline pipe: %w", err)
+	}
+	timeout := opts.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	return &Checker{
+		shim:      shim,
+		prefix:    prefix,
+		timeout:   timeout,
+		stderr:    opts.Stderr,
+		lifeline:  w,
+		lifelineR: r,
+		sessions:  map[int64]*Session{},
+		cps:       map[int64]*Checkpoint{},
+		byHash:    map[[32]byte]*Checkpoint{},
+		roots:     map[int]bool{},
+	}, nil
+}
+
+// ShimPath returns the shim binary the Checker runs.
+func (c *Checker) ShimPath() string { return c.shim }
+
+// findShim resolves the shim binary as Options.ShimPath documents.
+func findShim(explicit string) (string, error) {
+	var tried []string
+	try := func(p string) bool {
+		if p == "" {
+			return false
+		}
+		tried = append(tried, p)
+		st, err := os.Stat(p)
+		return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+	}
+	if explicit != "" {
+		if try(explicit) {
+			return explicit, nil
+		}
+		return "", fmt.Errorf("clang checker: shim %s: not an executable file", explicit)
+	}
+	if p := os.Getenv(ShimEnv); p != "" {
+		if try(p) {
+			return p, nil
+		}
+		return "", fmt.Errorf("clang checker: $%s=%s: not an executable file", ShimEnv, p)
+	}
+	if exe, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(exe), "hydra-clang-shim"); try(p) {
+			return p, nil
+		}
+	}
+	if dir, err := os.Getwd(); err == nil {
+		for {
+			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+				if p := filepath.Join(dir, "bin", "hydra-clang-shim"); try(p) {
+					return p, nil
+				}
+				break
+			}
+			parent := filepath.Dir(dir)
+			if parent == dir {
+				break
+			}
+			dir = parent
+		}
+	}
+	return "", fmt.Errorf("clang checker: hydra-clang-shim not found (tried %s); run `make build` or set $%s",
+		strings.Join(tried, ", "), ShimEnv)
+}
+
+// resolved is a session's configuration after the driver's defaults are applied.
+type resolved struct {
+	flags    []string
+	filename string
+	key      string // identity of (flags, filename) for checkpoint sharing
+}
+
+// DefaultFilename is the name text is checked as when SessionOptions.Filename is empty.
+const DefaultFilename = "main.cpp"
+
+// resolve applies the language default: without an explicit -x, a .c file is C and anything
+// else C++.
+func resolve(opts checkers.SessionOptions) resolved {
+	name := opts.Filename
+	if name == "" {
+		name = DefaultFilename
+	}
+	hasX := false
+	for _, f := range opts.Flags {
+		if f == "-x" || (strings.HasPrefix(f, "-x") && len(f) > 2) || strings.HasPrefix(f, "--language") {
+			hasX = true
+		}
+	}
+	var flags []string
+	if !hasX {
+		lang := "c++"
+		if strings.HasSuffix(name, ".c") {
+			lang = "c"
+		}
+		flags = append(flags, "-x", lang)
+	}
+	flags = append(flags, opts.Flags...)
+	return resolved{
+		flags:    flags,
+		filename: name,
+		key:      strings.Join(flags, "\x00") + "\x00\x00" + name,
+	}
+}
+
+// prefixHash identifies a checkpointable state: same flags, same file name, same text.
+func prefixHash(key string, text []byte) [32]byte {
+	h := sha256.New()
+	h.Write([]byte(strconv.Itoa(len(key))))
+	h.Write([]byte{0})
+	h.Write([]byte(key))
+	h.Write(text)
+	var sum [32]byte
+	copy(sum[:], h.Sum(nil))
+	return sum
+}
+
+// Start begins a session on the empty prefix in a new shim process. The session lives until it
+// reports done, is closed, or ctx is done (then it ends with a crash event saying so).
+func (c *Checker) Start(ctx context.Context, opts checkers.SessionOptions) (checkers.Session, error) {
+	s, err := c.StartSession(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// StartSession is Start with the concrete result type.
+func (c *Checker) StartSession(ctx context.Context, opts checkers.SessionOptions) (*Session, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("start clang session: %w", err)
+	}
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return nil, checkers.ErrClosed
+	}
+	res := resolve(opts)
+	id := c.nextID.Add(1)
+
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("start clang session: socketpair: %w", err)
+	}
+	mine := os.NewFile(uintptr(fds[0]), "hydra-channel")
+	theirs := os.NewFile(uintptr(fds[1]), "hydra-channel-shim")
+	defer theirs.Close()
+
+	args := []string{
+		"--channel-fd", "3",
+		"--lifeline-fd", "4",
+		"--socket-prefix", c.prefix,
+		"--session", strconv.FormatInt(id, 10),
+		"--file", res.filename,
+		"--",
+	}
+	args = append(args, res.flags...)
+	cmd := exec.Command(c.shim, args...)
+	cmd.ExtraFiles = []*os.File{theirs, c.lifelineR}
+	if c.stderr != nil {
+		cmd.Stderr = c.stderr
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		mine.Close()
+		return nil, fmt.Errorf("start clang session: %w", err)
+	}
+	conn, err := net.FileConn(mine)
+	mine.Close()
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("start clang session: channel: %w", err)
+	}
+	s := newSession(c, id, 0, res, conn, nil)
+	s.cmd = cmd
+	s.pid = cmd.Process.Pid
+	s.exited = make(chan struct{})
+	go func() {
+		s.exitErr = cmd.Wait()
+		close(s.exited)
+	}()
+	if !c.register(s, cmd.Process.Pid) {
+		s.Close()
+		return nil, checkers.ErrClosed
+	}
+	s.run(ctx)
+	return s, nil
+}
+
+// register records a live session (and the process group of a root shim); false if closed.
+func (c *Checker) register(s *Session, rootPid int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rootPid > 0 {
+		c.roots[rootPid] = true
+	}
+	if c.closed {
+		return false
+	}
+	c.sessions[s.id] = s
+	return true
+}
+
+func (c *Checker) unregister(s *Session) {
+	c.mu.Lock()
+	delete(c.sessions, s.id)
+	c.mu.Unlock()
+}
+
+// Resume begins a new session from cp; cp stays and may be resumed again. The session lives
+// until it reports done, is closed, or ctx is done.
+func (c *Checker) Resume(ctx context.Context, cp checkers.Checkpoint) (checkers.Session, error) {
+	ccp, ok := cp.(*Checkpoint)
+	if !ok || ccp == nil || ccp.c != c {
+		return nil, fmt.Errorf("resume checkpoint: not a checkpoint of this clang checker")
+	}
+	s, err := c.ResumeSession(ctx, ccp)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ResumeSession is Resume with the concrete types.
+func (c *Checker) ResumeSession(ctx context.Context, cp *Checkpoint) (*Session, error) {
+	c.mu.Lock()
+	live := !c.closed && c.cps[cp.id] == cp && cp.refs > 0
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return nil, checkers.ErrClosed
+	}
+	if !live {
+		return nil, fmt.Errorf("resume checkpoint %d: already freed", cp.id)
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", "@"+cp.sock)
+	if err != nil {
+		return nil, fmt.Errorf("resume checkpoint %d: %w", cp.id, err)
+	}
+	id := c.nextID.Add(1)
+	s := newSession(c, id, cp.id, cp.res, conn, []byte(cp.text))
+	if err := s.writeLine(fmt.Appendf(nil, `{"op":"resume","id":%d}`+"\n", id)); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("resume checkpoint %d: %w", cp.id, err)
+	}
+	if !c.register(s, 0) {
+		s.Close()
+		return nil, checkers.ErrClosed
+	}
+	s.run(ctx)
+	return s, nil
+}
+
+// Adopt returns the checkpoint a chkpt event named, taking over the reference the event carried.
+func (c *Checker) Adopt(id int64) checkers.Checkpoint {
+	if cp := c.AdoptCheckpoint(id); cp != nil {
+		return cp
+	}
+	return nil
+}
+
+// AdoptCheckpoint is Adopt with the concrete result type.
+func (c *Checker) AdoptCheckpoint(id int64) *Checkpoint {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cp := c.cps[id]; cp != nil && cp.refs > 0 {
+		return cp
+	}
+	return nil
+}
+
+// Nearest returns, retained, the live checkpoint made under the same options whose text is the
+// longest prefix of text, or nil.
+func (c *Checker) Nearest(opts checkers.SessionOptions, text string) checkers.Checkpoint {
+	if cp := c.NearestCheckpoint(opts, text); cp != nil {
+		return cp
+	}
+	return nil
+}
+
+// NearestCheckpoint is Nearest with the concrete result type.
+func (c *Checker) NearestCheckpoint(opts checkers.SessionOptions, text string) *Checkpoint {
+	key := resolve(opts).key
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var best *Checkpoint
+	for _, cp := range c.cps {
+		if cp.refs <= 0 || cp.res.key != key || len(cp.text) > len(text) || !strings.HasPrefix(text, cp.text) {
+			continue
+		}
+		if best == nil || cp.off > best.off {
+			best = cp
+		}
+	}
+	if best != nil {
+		best.refs++
+	}
+	return best
+}
+
+// Live reports how many sessions and checkpoints the Checker currently holds.
+func (c *Checker) Live() (sessions, checkpoints int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.sessions), len(c.cps)
+}
+
+// Close ends every session and checkpoint process of the checker. It is safe to call more
+// than once.
+func (c *Checker) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	sessions := make([]*Session, 0, len(c.sessions))
+	for _, s := range c.sessions {
+		sessions = append(sessions, s)
+	}
+	cps := make([]*Checkpoint, 0, len(c.cps))
+	for _, cp := range c.cps {
+		cps = append(cps, cp)
+	}
+	c.sessions = map[int64]*Session{}
+	c.cps = map[int64]*Checkpoint{}
+	c.byHash = map[[32]byte]*Checkpoint{}
+	roots := make([]int, 0, len(c.roots))
+	for pg := range c.roots {
+		roots = append(roots, pg)
+	}
+	c.mu.Unlock()
+
+	for _, s := range sessions {
+		s.Close()
+	}
+	for _, cp := range cps {
+		cp.kill()
+	}
+	for _, pg := range roots {
+		_ = syscall.Kill(-pg, syscall.SIGKILL)
+	}
+	// Whatever is left (e.g. a resumed session reparented away from its group) sees the
+	// lifeline hang up.
+	err := c.lifeline.Close()
+	c.lifelineR.Close()
+	if err != nil && !errors.Is(err, os.ErrClosed) {
+		return fmt.Errorf("close clang checker: %w", err)
+	}
+	return nil
+}

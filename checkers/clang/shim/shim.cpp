@@ -1,0 +1,936 @@
+// hydra-clang-shim: an incremental, checkpointable Clang checker session (DESIGN.md §4).
+//
+// One process runs one ordinary Clang front end (-fsyntax-only) over a main file whose only
+// content is `#pragma hydra_next`. The text to check arrives in chunks on a channel (a UNIX
+// stream socket, fd given on the command line) and is pulled into the preprocessor one chunk at a
+// time, each time the previous chunk ends. While the process is blocked waiting for the next chunk,
+// compiler state and accepted text agree exactly; a fork() at that moment is a checkpoint: the
+// child stays dormant on its own abstract UNIX socket and, for every `resume`, forks a grandchild
+// that takes the new connection as its channel and carries on parsing from there.
+//
+// Wire protocol (one JSON object per line):
+//   engine → session   {"op":"submit","len":N,"cat":"…","chkpt":ID?}\n followed by N raw bytes
+//                      (or {"op":"submit","delta":"…",…} with the text inline, valid UTF-8 only),
+//                      {"op":"eos"}
+//   engine → dormant   {"op":"resume","id":SESSION}, {"op":"free"}
+//   shim → engine      {"event":"init"|"progress"|"error"|"chkpt"|"done"|"crash", …} as the Go
+//                      type checkers.Event spells them.
+// Offsets are bytes of the checked text; the injected `#line` prefix of each chunk never counts.
+//
+// Processes never outlive their owner: every process polls a "lifeline" pipe (the owner keeps the
+// only write end) together with its channel or socket and exits on hang-up; active sessions also
+// exit on channel EOF; the first process additionally gets PR_SET_PDEATHSIG from its starter.
+//
+// Clang extension points used, each in its own class below:
+//   NextChunkPragma  (PragmaHandler)      starts the stream from the main buffer;
+//   ChunkFeeder      (PPCallbacks)        pulls the next chunk when the previous one ends;
+//   ErrorReporter    (DiagnosticConsumer) turns error diagnostics into error events;
+//   StreamAction     (SyntaxOnlyAction)   installs the three above on the preprocessor.
+
+#include "clang/Basic/AllDiagnostics.h"
+#include "clang/Basic/Diagnostic.h"
+#include "clang/Basic/DiagnosticIDs.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/CompilerInvocation.h"
+#include "clang/Frontend/FrontendActions.h"
+#include "clang/Frontend/TextDiagnosticPrinter.h"
+#include "clang/Frontend/Utils.h"
+#include "clang/Lex/PPCallbacks.h"
+#include "clang/Lex/Pragma.h"
+#include "clang/Lex/Preprocessor.h"
+#include "clang/Lex/PreprocessorOptions.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <string>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <vector>
+
+#ifndef HYDRA_CLANG_PATH
+#define HYDRA_CLANG_PATH "/usr/lib/llvm-19/bin/clang"
+#endif
+
+using namespace clang;
+
+namespace {
+
+// ───────────────────────────── channel I/O ─────────────────────────────
+
+// gChanFd is the current session channel (-1 in a dormant checkpoint). It is a plain global so
+// that the crash handler can reach it.
+volatile int gChanFd = -1;
+// gLifeline is the read end of the owner's lifeline pipe; hang-up means the owner is gone.
+int gLifeline = -1;
+
+bool writeAll(int fd, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR)
+        continue;
+      return false;
+    }
+    p += w;
+    n -= size_t(w);
+  }
+  return true;
+}
+
+// send writes one event line to the channel. If the engine is gone there is nobody to check
+// for, so the process ends.
+void sendObject(llvm::json::Object Obj) {
+  if (gChanFd < 0)
+    return;
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  OS << llvm::json::Value(std::move(Obj));
+  OS.flush();
+  S.push_back('\n');
+  if (!writeAll(gChanFd, S.data(), S.size()))
+    _exit(0);
+}
+
+void send(std::initializer_list<llvm::json::Object::KV> KVs) { sendObject(llvm::json::Object(KVs)); }
+
+// crashHandler reports a fatal signal on the channel before dying by it, so that the engine
+// sees "checker crashed: signal N" rather than a bare EOF. Only async-signal-safe calls.
+void crashHandler(int Sig) {
+  int Fd = gChanFd;
+  if (Fd >= 0) {
+    char Buf[96];
+    const char *Pre = "{\"event\":\"crash\",\"diag\":\"checker crashed: signal ";
+    size_t N = strlen(Pre);
+    memcpy(Buf, Pre, N);
+    char Num[8];
+    int K = 0, S = Sig;
+    do {
+      Num[K++] = char('0' + S % 10);
+      S /= 10;
+    } while (S > 0 && K < 7);
+    while (K > 0)
+      Buf[N++] = Num[--K];
+    memcpy(Buf + N, "\"}\n", 3);
+    N += 3;
+    ssize_t Ignored = write(Fd, Buf, N);
+    (void)Ignored;
+  }
+  signal(Sig, SIG_DFL);
+  raise(Sig);
+}
+
+void installCrashHandlers() {
+  static char AltStack[64 * 1024];
+  stack_t SS{};
+  SS.ss_sp = AltStack;
+  SS.ss_size = sizeof(AltStack);
+  sigaltstack(&SS, nullptr);
+  struct sigaction SA{};
+  SA.sa_handler = crashHandler;
+  SA.sa_flags = SA_ONSTACK | SA_RESETHAND;
+  for (int Sig : {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE})
+    sigaction(Sig, &SA, nullptr);
+}
+
+// Channel reads JSON-line messages (and raw submit payloads) from one fd, waiting in poll()
+// together with the lifeline so that a dead owner ends the process even while it is idle.
+class Channel {
+public:
+  void reset(int Fd) {
+    this->Fd = Fd;
+    Buf.clear();
+    Pos = 0;
+    Scanned = 0;
+  }
+  int fd() const { return Fd; }
+
+  // readLine reads up to the next '\n'. False on EOF, error or timeout (TimeoutMs >= 0).
+  bool readLine(std::string &Line, int TimeoutMs = -1) {
+    for (;;) {
+      size_t NL = Buf.find('\n', std::max(Pos, Scanned));
+      if (NL != std::string::npos) {
+        Line.assign(Buf, Pos, NL - Pos);
+        Pos = NL + 1;
+        Scanned = Pos;
+        compact();
+        return true;
+      }
+      Scanned = Buf.size();
+      if (!fill(TimeoutMs))
+        return false;
+    }
+  }
+
+  // readBytes reads exactly N bytes.
+  bool readBytes(size_t N, std::string &Out) {
+    while (Buf.size() - Pos < N)
+      if (!fill(-1))
+        return false;
+    Out.assign(Buf, Pos, N);
+    Pos += N;
+    Scanned = Pos;
+    compact();
+    return true;
+  }
+
+private:
+  void compact() {
+    if (Pos > 0 && (Pos == Buf.size() || Pos > (1u << 20))) {
+      Buf.erase(0, Pos);
+      Scanned -= std::min(Scanned, Pos);
+      Pos = 0;
+    }
+  }
+
+  bool fill(int TimeoutMs) {
+    static char Tmp[1 << 16];
+    for (;;) {
+      pollfd P[2] = {{Fd, POLLIN, 0}, {gLifeline, POLLIN, 0}};
+      int N = poll(P, gLifeline >= 0 ? 2 : 1, TimeoutMs);
+      if (N < 0) {
+        if (errno == EINTR)
+          continue;
+        return false;
+      }
+      if (N == 0)
+        return false; // timeout
+      if (gLifeline >= 0 && P[1].revents)
+        _exit(0); // the owner is gone (the lifeline never carries data)
+      if (P[0].revents) {
+        ssize_t R = read(Fd, Tmp, sizeof(Tmp));
+        if (R < 0 && (errno == EINTR || errno == EAGAIN))
+          continue;
+        if (R <= 0)
+          return false;
+        Buf.append(Tmp, size_t(R));
+        return true;
+      }
+    }
+  }
+
+  int Fd = -1;
+  std::string Buf;
+  size_t Pos = 0;     // start of unread data
+  size_t Scanned = 0; // no '\n' in Buf[Pos:Scanned]
+};
+
+// Msg is one engine → shim message.
+struct Msg {
+  enum Kind { Submit, Eos, Resume, Free, Gone, Bad } K = Gone;
+  std::string Text, Cat, Err;
+  int64_t Chkpt = 0, ID = 0;
+};
+
+Msg readMsg(Channel &C, int TimeoutMs = -1) {
+  Msg M;
+  std::string Line;
+  if (!C.readLine(Line, TimeoutMs))
+    return M; // Gone
+  auto V = llvm::json::parse(Line);
+  if (!V) {
+    M.K = Msg::Bad;
+    M.Err = "bad message: " + llvm::toString(V.takeError());
+    return M;
+  }
+  const llvm::json::Object *O = V->getAsObject();
+  if (!O) {
+    M.K = Msg::Bad;
+    M.Err = "bad message: not an object";
+    return M;
+  }
+  llvm::StringRef Op = O->getString("op").value_or("");
+  if (Op == "submit") {
+    M.K = Msg::Submit;
+    M.Cat = O->getString("cat").value_or("").str();
+    M.Chkpt = O->getInteger("chkpt").value_or(0);
+    if (auto Len = O->getInteger("len")) {
+      if (*Len < 0 || !C.readBytes(size_t(*Len), M.Text))
+        M.K = Msg::Gone;
+    } else {
+      M.Text = O->getString("delta").value_or("").str();
+    }
+  } else if (Op == "eos") {
+    M.K = Msg::Eos;
+  } else if (Op == "resume") {
+    M.K = Msg::Resume;
+    M.ID = O->getInteger("id").value_or(0);
+  } else if (Op == "free") {
+    M.K = Msg::Free;
+  } else {
+    M.K = Msg::Bad;
+    M.Err = "bad message: unknown op \"" + Op.str() + "\"";
+  }
+  return M;
+}
+
+// ───────────────────────────── diagnostics naming ─────────────────────────────
+
+struct DiagName {
+  unsigned ID;
+  const char *Name;
+};
+
+// kDiagNames maps diagnostic ids to their enumerator names (err_undeclared_var_use, …), built from
+// Clang's own .inc tables, so that categories follow Clang's naming rather than message text.
+const DiagName kDiagNames[] = {
+#define DIAG(ENUM, ...) {diag::ENUM, #ENUM},
+#include "clang/Basic/DiagnosticASTKinds.inc"
+#include "clang/Basic/DiagnosticCommonKinds.inc"
+#include "clang/Basic/DiagnosticFrontendKinds.inc"
+#include "clang/Basic/DiagnosticLexKinds.inc"
+#include "clang/Basic/DiagnosticParseKinds.inc"
+#include "clang/Basic/DiagnosticSemaKinds.inc"
+#include "clang/Basic/DiagnosticAnalysisKinds.inc"
+#undef DIAG
+};
+
+llvm::StringRef diagName(unsigned ID) {
+  for (const DiagName &D : kDiagNames)
+    if (D.ID == ID)
+      return D.Name;
+  return "";
+}
+
+bool startsWithAny(llvm::StringRef S, std::initializer_list<const char *> Prefixes) {
+  for (const char *P : Prefixes)
+    if (S.starts_with(P))
+      return true;
+  return false;
+}
+
+// categorize maps a diagnostic to the coarse classes of checkers/checker.go (Cat* constants).
+const char *categorize(DiagnosticsEngine::Level L, unsigned ID, llvm::StringRef Name) {
+  if (L == DiagnosticsEngine::Fatal || Name == "err_pp_file_not_found")
+    return "fatal";
+  if (startsWithAny(Name, {"err_undeclared_var_use", "err_undeclared_use", "err_unknown_typename",
+                           "ext_implicit_function_decl", "err_implicit_function_decl",
+                           "ext_implicit_lib_function_decl", "err_no_template",
+                           "err_unknown_type_or_class_name", "err_undeclared_label_use",
+                           "err_unknown_nested_typename_suggest", "err_undeclared_destructor"}))
+    return "undeclared_identifier";
+  if (startsWithAny(Name, {"err_no_member", "err_typecheck_member_reference_struct_union",
+                           "err_no_suitable_member"}))
+    return "no_member";
+  if (startsWithAny(Name, {"err_typecheck_call_too_few_args", "err_typecheck_call_too_many_args",
+                           "err_ovl_no_viable_function_in_call_arity"}))
+    return "wrong_argument_count";
+  if (startsWithAny(Name, {"err_redefinition", "err_conflicting_types", "err_duplicate_member",
+                           "err_member_redeclared", "err_ovl_diff_return_type",
+                           "err_conflicting_overriding_cc_attributes"}))
+    return "redefinition";
+  if (startsWithAny(Name, {"warn_falloff_nonvoid", "err_falloff_nonvoid", "ext_return_missing_expr",
+                           "err_return_missing_expr", "warn_maybe_falloff_nonvoid",
+                           "err_maybe_falloff_nonvoid"}))
+    return "missing_return";
+  if (startsWithAny(Name, {"err_typecheck_convert_", "ext_typecheck_convert_",
+                           "warn_typecheck_convert_", "err_typecheck_nonviable_condition",
+                           "err_ovl_no_viable_conversion", "err_init_conversion_failed",
+                           "err_typecheck_invalid_operands", "err_ovl_no_viable_oper",
+                           "err_ovl_no_viable_function_in_call",
+                           "err_ovl_no_viable_member_function_in_call",
+                           "err_ovl_no_viable_function_in_init", "err_ovl_no_conversion_in_cast",
+                           "err_typecheck_cond_incompatible_operands", "err_bad_cxx_cast",
+                           "err_reference_bind_failed", "err_lvalue_reference_bind_to",
+                           "err_typecheck_converted_constant_expression",
+                           "err_cannot_initialize", "err_typecheck_subscript_value",
+                           "err_typecheck_indirection_requires_pointer",
+                           "err_typecheck_call_not_function", "err_return_in_constructor",
+                           "err_typecheck_incompatible"}))
+    return "type_mismatch";
+  if (Name.starts_with("err_expected"))
+    return "syntax";
+  unsigned Cat = DiagnosticIDs::getCategoryNumberForDiag(ID);
+  llvm::StringRef CatName = DiagnosticIDs::getCategoryNameFromID(Cat);
+  if (CatName == "Parse Issue")
+    return "syntax";
+  if (CatName == "Lexical or Preprocessor Issue" && !Name.starts_with("err_pp_") &&
+      !Name.starts_with("pp_"))
+    return "syntax";
+  return "other";
+}
+
+// ───────────────────────────── the stream ─────────────────────────────
+
+// Chunk is one piece of checked text as Clang sees it: a FileID whose buffer is a `#line`
+// directive (Prefix bytes, not part of the text) followed by the chunk's text.
+struct Chunk {
+  FileID FID;
+  size_t Start = 0; // global offset of the chunk's first byte
+  size_t Len = 0;   // bytes of text (without the #line prefix)
+  unsigned Prefix = 0;
+  std::string Cat;
+  int64_t Chkpt = 0; // checkpoint requested at its end, or 0
+  char Last = 0;     // last byte of the chunk's text ('\0' when empty)
+};
+
+// Place is where an error lands in the checked text.
+struct Place {
+  size_t Off = 0;
+  unsigned Line = 1, Col = 1;
+};
+
+// Stream is the per-process state shared by the Clang extension points: the chunks entered so
+// far, the channel, and the pending error (held until its notes have been seen).
+class Stream {
+public:
+  std::string Filename;
+  std::string SockPrefix;
+  int64_t Session = 0;
+  Channel Chan;
+  bool FatalStop = false;
+
+  void attach(CompilerInstance &CI) {
+    this->CI = &CI;
+    PP = &CI.getPreprocessor();
+    SM = &CI.getSourceManager();
+  }
+
+  // pullNext blocks for the next message and enters the next chunk; false at end of input.
+  bool pullNext() {
+    for (;;) {
+      Msg M = readMsg(Chan);
+      switch (M.K) {
+      case Msg::Submit:
+        enterChunk(std::move(M));
+        return true;
+      case Msg::Eos:
+        return false;
+      case Msg::Gone:
+        _exit(0); // the engine closed the session
+      case Msg::Resume:
+      case Msg::Free:
+      case Msg::Bad:
+        send({{"event", "crash"},
+              {"diag", M.K == Msg::Bad ? M.Err : "protocol error: checkpoint op on a session"}});
+        _exit(2);
+      }
+    }
+  }
+
+  // chunkEnded runs when the lexer leaves chunk FID (ChunkFeeder::FileChanged). It reports
+  // progress, takes a requested checkpoint, then blocks for the next chunk.
+  void chunkEnded(FileID FID) {
+    auto It = ByFID.find(FID);
+    if (It == ByFID.end() || It->second + 1 != Chunks.size())
+      return; // a header, or not the newest chunk
+    flushPending();
+    if (CI->getDiagnostics().hasFatalErrorOccurred()) {
+      // Clang suppresses every diagnostic after a fatal one: nothing more can be checked.
+      finish();
+    }
+    const Chunk &C = Chunks.back();
+    if (Errors == 0) {
+      send({{"event", "progress"}, {"off", int64_t(C.Start + C.Len)}, {"cat", C.Cat}});
+      if (C.Chkpt > 0)
+        checkpoint(C.Chkpt, C.Start + C.Len);
+    }
+    pullNext();
+  }
+
+  // finish ends the session: flush, report the verdict, exit without tearing Clang down.
+  [[noreturn]] void finish() {
+    flushPending();
+    bool OK = CI && !CI->getDiagnostics().hasErrorOccurred() && Errors == 0;
+    send({{"event", "done"}, {"ok", OK}});
+    _exit(0);
+  }
+
+  // ── diagnostics ──
+
+  void onDiagnostic(DiagnosticsEngine::Level L, const Diagnostic &Info) {
+    if (L == DiagnosticsEngine::Note) {
+      onNote(Info);
+      return;
+    }
+    flushPending();
+    if (L < DiagnosticsEngine::Error)
+      return; // warnings and remarks are not errors (-Werror turns them into errors upstream)
+    Pending P;
+    P.Active = true;
+    P.ID = Info.getID();
+    P.Name = diagName(P.ID).str();
+    P.Cat = categorize(L, P.ID, P.Name);
+    llvm::SmallString<256> Text;
+    Info.FormatDiagnostic(Text);
+    P.Diag = Text.str().str();
+    P.Option = DiagnosticIDs::getWarningOptionForDiag(P.ID).str();
+    locate(Info, P);
+    Pend = std::move(P);
+  }
+
+  void flushPending() {
+    if (!Pend.Active)
+      return;
+    Pend.Active = false;
+    llvm::json::Object Meta{{"diag_id", Pend.Name}};
+    if (!Pend.Option.empty())
+      Meta["option"] = "-W" + Pend.Option;
+    if (!Pend.HeaderFile.empty()) {
+      Meta["file"] = Pend.HeaderFile;
+      Meta["file_line"] = int64_t(Pend.HeaderLine);
+      Meta["file_col"] = int64_t(Pend.HeaderCol);
+    }
+    ++Errors;
+    send({{"event", "error"},
+          {"off", int64_t(Pend.At.Off)},
+          {"line", int64_t(Pend.At.Line)},
+          {"col", int64_t(Pend.At.Col)},
+          {"cat", Pend.Cat},
+          {"diag", Pend.Diag},
+          {"meta", std::move(Meta)}});
+  }
+
+private:
+  struct Pending {
+    bool Active = false;
+    bool InHeader = false; // located at end of input for now; a user-code note may refine it
+    unsigned ID = 0;
+    std::string Name, Cat, Diag, Option, HeaderFile;
+    unsigned HeaderLine = 0, HeaderCol = 0;
+    Place At;
+  };
+
+  void onNote(const Diagnostic &Info) {
+    if (!Pend.Active)
+      return;
+    llvm::StringRef N = diagName(Info.getID());
+    if (Pend.Name.rfind("err_ovl_no_viable", 0) == 0 && N.starts_with("note_ovl_candidate_arity"))
+      Pend.Cat = "wrong_argument_count";
+    if (Pend.InHeader && Info.hasSourceManager()) {
+      // "in instantiation of … requested here": the first note in user code names the cause.
+      Place P;
+      if (userPlace(Info.getLocation(), P)) {
+        Pend.At = P;
+        Pend.InHeader = false;
+      }
+    }
+  }
+
+  void locate(const Diagnostic &Info, Pending &P) {
+    P.At = endOfInput();
+    if (!Info.hasSourceManager() || Info.getLocation().isInvalid())
+      return;
+    if (userPlace(Info.getLocation(), P.At))
+      return;
+    // An error inside a header (or other non-user buffer).
+    SourceLocation FL = SM->getFileLoc(Info.getLocation());
+    PresumedLoc PL = SM->getPresumedLoc(FL);
+    if (PL.isValid()) {
+      P.HeaderFile = PL.getFilename();
+      P.HeaderLine = PL.getLine();
+      P.HeaderCol = PL.getColumn();
+    }
+    P.InHeader = true;
+    P.At = endOfInput();
+  }
+
+  // userPlace maps Loc to a place in the checked text if it lies in a chunk (or in the main
+  // buffer, which stands for end of input).
+  bool userPlace(SourceLocation Loc, Place &Out) {
+    if (Loc.isInvalid())
+      return false;
+    for (SourceLocation L : {SM->getFileLoc(Loc), SM->getExpansionLoc(Loc)}) {
+      FileID FID = SM->getFileID(L);
+      if (FID == SM->getMainFileID()) {
+        Out = endOfInput();
+        return true;
+      }
+      auto It = ByFID.find(FID);
+      if (It == ByFID.end())
+        continue;
+      const Chunk &C = Chunks[It->second];
+      unsigned FO = SM->getFileOffset(L);
+      size_t Rel = FO > C.Prefix ? FO - C.Prefix : 0;
+      Rel = std::min(Rel, C.Len);
+      Out.Off = C.Start + Rel;
+      PresumedLoc PL = SM->getPresumedLoc(L);
+      if (PL.isValid()) {
+        Out.Line = PL.getLine();
+        Out.Col = PL.getColumn();
+      }
+      return true;
+    }
+    return false;
+  }
+
+  // endOfInput is where Clang puts end-of-file: the final newline if the text ends with one.
+  Place endOfInput() {
+    Place P;
+    if (Chunks.empty() || Total == 0)
+      return P;
+    size_t Off = Total;
+    // Find the last non-empty chunk.
+    size_t I = Chunks.size();
+    while (I > 0 && Chunks[I - 1].Len == 0)
+      --I;
+    if (I == 0)
+      return P;
+    const Chunk &C = Chunks[I - 1];
+    if (C.Last == '\n')
+      Off = Total - 1;
+    P.Off = Off;
+    SourceLocation L = SM->getLocForStartOfFile(C.FID).getLocWithOffset(
+        int(C.Prefix + (Off - C.Start)));
+    PresumedLoc PL = SM->getPresumedLoc(L);
+    if (PL.isValid()) {
+      P.Line = PL.getLine();
+      P.Col = PL.getColumn();
+    }
+    return P;
+  }
+
+  // ── chunks ──
+
+  static void appendEscaped(std::string &Out, llvm::StringRef S) {
+    for (char Ch : S) {
+      if (Ch == '\\' || Ch == '"')
+        Out.push_back('\\');
+      Out.push_back(Ch);
+    }
+  }
+
+  // blankPragmas replaces `#pragma once` and `#pragma GCC|clang system_header` with spaces of
+  // the same length: in a chunk (not a real file) they crash HeaderSearch; in the whole file
+  // they would only warn.
+  static void blankPragmas(std::string &S) {
+    auto SkipWS = [&](size_t I) {
+      while (I < S.size() && (S[I] == ' ' || S[I] == '\t'))
+        ++I;
+      return I;
+    };
+    auto Word = [&](size_t I, const char *W) {
+      size_t N = strlen(W);
+      if (S.compare(I, N, W) != 0)
+        return size_t(0);
+      size_t E = I + N;
+      if (E < S.size() && (isalnum((unsigned char)S[E]) || S[E] == '_'))
+        return size_t(0);
+      return E;
+    };
+    for (size_t LS = 0; LS < S.size();) {
+      size_t LE = S.find('\n', LS);
+      if (LE == std::string::npos)
+        LE = S.size();
+      size_t I = SkipWS(LS);
+      if (I < LE && S[I] == '#') {
+        size_t E = Word(SkipWS(I + 1), "pragma");
+        if (E > 0) {
+          size_t J = SkipWS(E);
+          size_t End = Word(J, "once");
+          if (End == 0) {
+            size_t G = Word(J, "GCC");
+            if (G == 0)
+              G = Word(J, "clang");
+            if (G > 0)
+              End = Word(SkipWS(G), "system_header");
+          }
+          if (End > 0 && End <= LE)
+            for (size_t K = LS; K < End; ++K)
+              S[K] = ' ';
+        }
+      }
+      LS = LE + 1;
+    }
+  }
+
+  void enterChunk(Msg M) {
+    // `#line N "file"` from the presumed location where the previous chunk ended keeps
+    // __LINE__, user #line directives and reported lines as in the whole file.
+    unsigned Line = 1;
+    std::string File = Filename;
+    if (!Chunks.empty()) {
+      PresumedLoc PL = SM->getPresumedLoc(SM->getLocForEndOfFile(Chunks.back().FID));
+      if (PL.isValid()) {
+        Line = PL.getLine();
+        File = PL.getFilename();
+      }
+    }
+    std::string Buf = "#line " + std::to_string(Line) + " \"";
+    appendEscaped(Buf, File);
+    Buf += "\"\n";
+    Chunk C;
+    C.Prefix = unsigned(Buf.size());
+    C.Start = Total;
+    C.Len = M.Text.size();
+    C.Cat = std::move(M.Cat);
+    C.Chkpt = M.Chkpt;
+    C.Last = M.Text.empty() ? '\0' : M.Text.back();
+    blankPragmas(M.Text);
+    Buf += M.Text;
+    SourceLocation Inc = SM->getLocForStartOfFile(SM->getMainFileID());
+    C.FID = SM->createFileID(llvm::MemoryBuffer::getMemBufferCopy(Buf, Filename), SrcMgr::C_User,
+                             0, 0, Inc);
+    Total += C.Len;
+    ByFID[C.FID] = Chunks.size();
+    Chunks.push_back(std::move(C));
+    PP->EnterSourceFile(Chunks.back().FID, nullptr, Inc);
+  }
+
+  // ── checkpoints ──
+
+  // checkpoint forks a dormant copy of this process for the prefix up to Off. The listening
+  // socket is bound before the fork, so it is ready by the time the chkpt event is sent.
+  void checkpoint(int64_t ID, size_t Off) {
+    std::string Name = SockPrefix + "-" + std::to_string(ID);
+    int S = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un A{};
+    A.sun_family = AF_UNIX;
+    if (S < 0 || Name.size() + 1 >= sizeof(A.sun_path)) {
+      if (S >= 0)
+        close(S);
+      return;
+    }
+    memcpy(A.sun_path + 1, Name.data(), Name.size()); // abstract namespace: sun_path[0] == 0
+    socklen_t Len = socklen_t(offsetof(sockaddr_un, sun_path) + 1 + Name.size());
+    if (bind(S, reinterpret_cast<sockaddr *>(&A), Len) < 0 || listen(S, 64) < 0) {
+      llvm::errs() << "hydra-clang-shim: checkpoint " << ID << ": " << strerror(errno) << "\n";
+      close(S);
+      return;
+    }
+    auto T0 = std::chrono::steady_clock::now();
+    pid_t Pid = fork();
+    auto T1 = std::chrono::steady_clock::now();
+    if (Pid < 0) {
+      close(S);
+      return;
+    }
+    if (Pid == 0) {
+      dormant(S, ID); // returns only in a resumed session
+      return;
+    }
+    close(S);
+    auto Us = std::chrono::duration_cast<std::chrono::microseconds>(T1 - T0).count();
+    send({{"event", "chkpt"},
+          {"off", int64_t(Off)},
+          {"id", ID},
+          {"parent", Session},
+          {"pid", int64_t(Pid)},
+          {"meta", llvm::json::Object{{"fork_us", int64_t(Us)}}}});
+  }
+
+  // dormant is the checkpoint's life: wait for resume or free. A resume forks a grandchild
+  // that returns from here into the parser with the new connection as its channel.
+  void dormant(int Listen, int64_t ID) {
+    close(Chan.fd());
+    gChanFd = -1;
+    Chan.reset(-1);
+    for (;;) {
+      pollfd P[2] = {{Listen, POLLIN, 0}, {gLifeline, POLLIN, 0}};
+      int N = poll(P, gLifeline >= 0 ? 2 : 1, -1);
+      if (N < 0) {
+        if (errno == EINTR)
+          continue;
+        _exit(1);
+      }
+      if (gLifeline >= 0 && P[1].revents)
+        _exit(0);
+      if (!(P[0].revents & POLLIN))
+        continue;
+      int Conn = accept4(Listen, nullptr, nullptr, SOCK_CLOEXEC);
+      if (Conn < 0)
+        continue;
+      Chan.reset(Conn);
+      Msg M = readMsg(Chan, 10000);
+      if (M.K == Msg::Free)
+        _exit(0);
+      if (M.K != Msg::Resume) {
+        close(Conn);
+        Chan.reset(-1);
+        continue;
+      }
+      pid_t Pid = fork();
+      if (Pid == 0) {
+        close(Listen);
+        gChanFd = Conn;
+        Session = M.ID;
+        send({{"event", "init"},
+              {"id", Session},
+              {"parent", ID},
+              {"pid", int64_t(getpid())},
+              {"off", int64_t(Total)}});
+        return; // back into the parser, which goes on reading chunks from Conn
+      }
+      close(Conn);
+      Chan.reset(-1);
+    }
+  }
+
+  CompilerInstance *CI = nullptr;
+  Preprocessor *PP = nullptr;
+  SourceManager *SM = nullptr;
+  std::vector<Chunk> Chunks;
+  llvm::DenseMap<FileID, size_t> ByFID;
+  size_t Total = 0; // bytes of text entered so far
+  unsigned Errors = 0;
+  Pending Pend;
+};
+
+Stream TheStream;
+
+// ───────────────────────────── Clang extension points ─────────────────────────────
+
+// NextChunkPragma handles `#pragma hydra_next`, the only line of the main buffer. Relies on:
+// a pragma handler runs while the main lexer is in directive mode; once it has read up to the
+// end of the directive (eod), entering a new file makes the preprocessor continue lexing from
+// that file, and the main file resumes after the pragma when it ends (as for #include).
+class NextChunkPragma : public PragmaHandler {
+public:
+  NextChunkPragma() : PragmaHandler("hydra_next") {}
+  void HandlePragma(Preprocessor &PP, PragmaIntroducer, Token &Tok) override {
+    while (Tok.isNot(tok::eod) && Tok.isNot(tok::eof))
+      PP.LexUnexpandedToken(Tok);
+    if (!TheStream.pullNext())
+      return; // empty input: eos before any text
+  }
+};
+
+// ChunkFeeder pulls the next chunk. Relies on: Preprocessor::HandleEndOfFile pops the chunk's
+// lexer and then calls FileChanged(ExitFile, PrevFID = the chunk); a file entered from that
+// callback becomes the current lexer, so lexing continues seamlessly in it (include depth stays
+// at 1: chunks never nest). Exits from real headers (PrevFID not a chunk) are ignored.
+class ChunkFeeder : public PPCallbacks {
+public:
+  void FileChanged(SourceLocation, FileChangeReason Reason, SrcMgr::CharacteristicKind,
+                   FileID PrevFID) override {
+    if (Reason == ExitFile)
+      TheStream.chunkEnded(PrevFID);
+  }
+};
+
+// ErrorReporter receives every diagnostic. Relies on: notes follow the diagnostic they belong
+// to immediately, so an error is held back until the next non-note (or a chunk end) and its
+// notes can place an error from inside a header at the user code that caused it.
+class ErrorReporter : public DiagnosticConsumer {
+public:
+  void HandleDiagnostic(DiagnosticsEngine::Level L, const Diagnostic &Info) override {
+    DiagnosticConsumer::HandleDiagnostic(L, Info);
+    TheStream.onDiagnostic(L, Info);
+  }
+};
+
+// StreamAction is a plain -fsyntax-only action with the extension points installed on its
+// preprocessor before the main file is entered.
+class StreamAction : public SyntaxOnlyAction {
+protected:
+  bool BeginSourceFileAction(CompilerInstance &CI) override {
+    Preprocessor &PP = CI.getPreprocessor();
+    PP.AddPragmaHandler(new NextChunkPragma()); // the preprocessor owns it
+    PP.addPPCallbacks(std::make_unique<ChunkFeeder>());
+    TheStream.attach(CI);
+    return SyntaxOnlyAction::BeginSourceFileAction(CI);
+  }
+};
+
+// ───────────────────────────── main ─────────────────────────────
+
+[[noreturn]] void usage(const char *Why) {
+  llvm::errs() << "hydra-clang-shim: " << Why
+               << "\nusage: hydra-clang-shim --channel-fd N [--lifeline-fd N] --socket-prefix P "
+                  "--session ID --file F [--clang PATH] -- CLANG_FLAGS...\n";
+  _exit(2);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  signal(SIGPIPE, SIG_IGN);
+  signal(SIGCHLD, SIG_IGN); // checkpoints and resumed sessions are reaped automatically
+  std::string ClangPath = HYDRA_CLANG_PATH;
+  std::vector<std::string> Flags;
+  int I = 1;
+  for (; I < argc; ++I) {
+    llvm::StringRef A = argv[I];
+    if (A == "--") {
+      ++I;
+      break;
+    }
+    if (I + 1 >= argc)
+      usage("missing value");
+    const char *V = argv[++I];
+    if (A == "--channel-fd")
+      gChanFd = atoi(V);
+    else if (A == "--lifeline-fd")
+      gLifeline = atoi(V);
+    else if (A == "--socket-prefix")
+      TheStream.SockPrefix = V;
+    else if (A == "--session")
+      TheStream.Session = atoll(V);
+    else if (A == "--file")
+      TheStream.Filename = V;
+    else if (A == "--clang")
+      ClangPath = V;
+    else
+      usage(("unknown option " + A.str()).c_str());
+  }
+  for (; I < argc; ++I)
+    Flags.push_back(argv[I]);
+  if (gChanFd < 0 || TheStream.Filename.empty() || TheStream.SockPrefix.empty())
+    usage("--channel-fd, --socket-prefix and --file are required");
+  TheStream.Chan.reset(gChanFd);
+  installCrashHandlers();
+
+  send({{"event", "init"},
+        {"id", TheStream.Session},
+        {"pid", int64_t(getpid())},
+        {"off", int64_t(0)}});
+
+  // The invocation is what the clang driver makes of: clang -fsyntax-only -iquote DIR FLAGS FILE.
+  std::string Dir = llvm::StringRef(TheStream.Filename).rsplit('/').first.str();
+  if (TheStream.Filename.find('/') == std::string::npos)
+    Dir = ".";
+  std::vector<const char *> Args = {ClangPath.c_str(), "-fsyntax-only", "-iquote", Dir.c_str()};
+  for (const std::string &F : Flags)
+    Args.push_back(F.c_str());
+  Args.push_back(TheStream.Filename.c_str());
+
+  ErrorReporter Reporter;
+  std::string DriverErrors;
+  llvm::raw_string_ostream DriverOS(DriverErrors);
+  auto DiagOpts = llvm::makeIntrusiveRefCnt<DiagnosticOptions>();
+  auto DriverDiags = CompilerInstance::createDiagnostics(
+      DiagOpts.get(), new TextDiagnosticPrinter(DriverOS, DiagOpts.get()));
+  CreateInvocationOptions CIOpts;
+  CIOpts.Diags = DriverDiags;
+  std::vector<std::string> CC1;
+  CIOpts.CC1Args = &CC1;
+  std::shared_ptr<CompilerInvocation> Inv = createInvocation(Args, CIOpts);
+  if (!Inv || DriverDiags->hasErrorOccurred()) {
+    DriverOS.flush();
+    std::string Why = llvm::StringRef(DriverErrors).trim().str();
+    if (Why.empty())
+      Why = "the clang driver made no compile job of them";
+    send({{"event", "error"},
+          {"off", int64_t(0)},
+          {"line", int64_t(1)},
+          {"col", int64_t(1)},
+          {"cat", "fatal"},
+          {"diag", "invalid compiler flags: " + Why}});
+    send({{"event", "done"}, {"ok", false}});
+    _exit(0);
+  }
+  Inv->getFrontendOpts().DisableFree = true;
+  Inv->getDiagnosticOpts().ShowCarets = false; // also silences "N errors generated." on stderr
+  Inv->getPreprocessorOpts().addRemappedFile(
+      TheStream.Filename,
+      llvm::MemoryBuffer::getMemBufferCopy("#pragma hydra_next\n", TheStream.Filename).release());
+
+  CompilerInstance CI;
+  CI.setInvocation(std::move(Inv));
+  CI.createDiagnostics(&Reporter, /*ShouldOwnClient=*/false);
+  StreamAction Action;
+  CI.ExecuteAction(Action);
+  TheStream.finish();
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestBenchCheckerSmoke runs `hydra bench checker --json` on two corpus programs and checks that
+// the one JSON object has every promised field, each a non-negative number, and that each
+// measurement actually produced samples. It judges no timing.
+func TestBenchCheckerSmoke(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := benchCheckerMain([]string{"--json", "-q", "--programs", "2", "--reinvoke-samples", "2", "--clangd-samples", "3", "--checkpoint-every", "10"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if n := strings.Count(strings.TrimSpace(out.String()), "\n"); n != 0 {
+		t.Fatalf("want one JSON line, got %d lines:\n%s", n+1, out.String())
+	}
+	var res map[string]any
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out.String())
+	}
+	for _, k := range []string{"incremental_median_ms", "incremental_p99_ms", "reinvoke_median_ms", "clangd_median_ms",
+		"speedup_vs_reinvoke", "speedup_vs_clangd", "fork_ms", "resume_ms", "checkpoint_private_kb",
+		"cold_preamble_ms", "warm_preamble_ms"} {
+		v, ok := res[k].(float64)
+		if !ok {
+			t.Errorf("field %s missing or not a number: %v", k, res[k])
+			continue
+		}
+		if v < 0 {
+			t.Errorf("field %s = %v is negative", k, v)
+		}
+	}
+	for _, k := range []string{"incremental_samples", "reinvoke_samples", "clangd_samples", "fork_samples", "resume_samples", "checkpoint_samples"} {
+		if v, _ := res[k].(float64); v <= 0 {
+			t.Errorf("%s = %v: nothing measured", k, res[k])
+		}
+	}
+	if res["programs"] != 2.0 {
+		t.Errorf("programs = %v, want 2", res["programs"])
+	}
+	t.Logf("%s", out.String())
+}
+
+func TestBenchCheckerUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := benchCheckerMain([]string{"--corpus", "/nonexistent.jsonl.gz"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "nonexistent") {
+		t.Fatalf("missing corpus: exit %d, stderr %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := benchCheckerMain([]string{"extra"}, &out, &errb); code != 2 {
+		t.Fatalf("stray argument: exit %d", code)
+	}
+}

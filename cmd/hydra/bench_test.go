@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// benchJSON is the contract of `hydra bench --json`.
+type benchJSON struct {
+	Simulator map[string]any                           `json:"simulator"`
+	Policies  map[string]map[string]map[string]float64 `json:"policies"`
+	VsPostHoc map[string]map[string]float64            `json:"vs_posthoc"`
+	Erroring  []string                                 `json:"erroring_tasks"`
+}
+
+// TestBenchRunsEveryPolicyWithConsistentFigures is the CI benchmark: every policy on a few
+// tasks against the simulated model (sped up 20x), with the real Clang checker. It checks that
+// the run completes and that its figures are complete and consistent, never how fast it was.
+// The simulator is set so that a repair which regenerates a fault's root always works and
+// retries make no new faults: then every policy that can reach the root must end with a
+// compiling program, so static correctness can be compared without luck.
+func TestBenchRunsEveryPolicyWithConsistentFigures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the benchmark run takes a minute or two; run without -short")
+	}
+	bin := filepath.Join(t.TempDir(), "hydra")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	plot := filepath.Join(t.TempDir(), "bench.svg")
+	cmd := exec.Command(bin, "bench", "--tasks", "6", "--seed", "3", "--error-rate", "0.5", "--fix-prob", "1",
+		"--new-fault-rate", "0", "--time-scale", "0.05", "--json", "--plot", plot)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("hydra bench: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var rep benchJSON
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("--json output is not one JSON object: %v\n%s", err, stdout.String())
+	}
+	if real, ok := rep.Simulator["real_model"].(bool); !ok || real {
+		t.Errorf("the simulator does not state that it is not a real model: %v", rep.Simulator)
+	}
+	if _, ok := rep.Simulator["notes"]; !ok {
+		t.Error("the simulator's assumptions are missing")
+	}
+	if len(rep.Erroring) == 0 {
+		t.Fatal("no task hit a static error at error rate 0.5: nothing to compare")
+	}
+	fields := []string{"tasks", "latency_mean_s", "latency_p50_s", "latency_p75_s", "tokens_mean",
+		"tokens_p50", "tokens_p75", "static_correct", "functional_correct"}
+	for _, p := range benchOrder {
+		for _, scope := range []string{"all", "erroring"} {
+			m, ok := rep.Policies[p][scope]
+			if !ok {
+				t.Fatalf("policies.%s.%s missing", p, scope)
+			}
+			for _, f := range fields {
+				v, ok := m[f]
+				if !ok {
+					t.Errorf("policies.%s.%s.%s missing", p, scope, f)
+				}
+				if v < 0 || (strings.Contains(f, "correct") && v > 1) {
+					t.Errorf("policies.%s.%s.%s = %v out of range", p, scope, f, v)
+				}
+			}
+			if m["latency_p50_s"] > m["latency_p75_s"] || m["tokens_p50"] > m["tokens_p75"] {
+				t.Errorf("policies.%s.%s: p50 above p75: %v", p, scope, m)
+			}
+		}
+		if all, e := rep.Policies[p]["all"], rep.Policies[p]["erroring"]; all["tasks"] != 6 || e["tasks"] != float64(len(rep.Erroring)) {
+			t.Errorf("%s: %v tasks in all, %v erroring; want 6 and %d", p, all["tasks"], e["tasks"], len(rep.Erroring))
+		}
+		if p != "unconstrained" && rep.Policies[p]["all"]["tokens_mean"] <= 0 {
+			t.Errorf("%s generated no tokens", p)
+		}
+	}
+	post := rep.Policies["posthoc"]["erroring"]["static_correct"]
+	for _, p := range []string{"tokpol", "local-first", "fixed", "uncertainty", "parallel", "random"} {
+		if got := rep.Policies[p]["erroring"]["static_correct"]; got < post {
+			t.Errorf("%s: static correctness %v on erroring tasks, below post-hoc's %v", p, got, post)
+		}
+	}
+	// Unconstrained generation never repairs: on tasks whose first program has an error it
+	// cannot be statically correct, which shows the erroring split is real.
+	if got := rep.Policies["unconstrained"]["erroring"]["static_correct"]; got != 0 {
+		t.Errorf("unconstrained static correctness on erroring tasks = %v, want 0", got)
+	}
+	if _, ok := rep.VsPostHoc["tokpol"]; !ok {
+		t.Error("no comparison with post-hoc repair")
+	}
+	if info, err := os.Stat(plot); err != nil || info.Size() == 0 {
+		t.Errorf("plot not written: %v", err)
+	}
+	t.Logf("stderr tail:\n%s", tail(stderr.String(), 600))
+}
+
+func TestBenchRejectsBadFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--policies", "tokpol,greedy"}, `unknown policy "greedy"`},
+		{[]string{"--plot", "x.gif"}, "want a .svg or .png"},
+		{[]string{"--time-scale", "-1"}, "must not be negative"},
+		{[]string{"extra"}, "unexpected arguments"},
+	}
+	for _, tc := range tests {
+		var out, errb bytes.Buffer
+		if code := benchMain(tc.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("bench %v: exit %d, stderr %q; want 2 and %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}

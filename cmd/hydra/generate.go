@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hydra-lsp/hydra/checkers/clang"
+	"github.com/hydra-lsp/hydra/engine"
+	"github.com/hydra-lsp/hydra/engine/model"
+	"github.com/hydra-lsp/hydra/policy"
+)
+
+func init() {
+	commands["generate"] = command{
+		summary: "continue a C/C++ prompt file with a model while Clang checks and repairs it",
+		run:     runGenerate,
+	}
+}
+
+// generateOutput is the --json output of hydra generate.
+type generateOutput struct {
+	Text        string           `json:"text"`
+	OK          bool             `json:"ok"`
+	Reason      string           `json:"reason"`
+	Diagnostics []diagnosticJSON `json:"diagnostics,omitempty"`
+	Stats       engine.Stats     `json:"stats"`
+	Trace       *engine.Trace    `json:"trace"`
+}
+
+type diagnosticJSON struct {
+	Line int    `json:"line"`
+	Col  int    `json:"col,omitempty"`
+	Cat  string `json:"cat,omitempty"`
+	Diag string `json:"diag"`
+}
+
+func runGenerate(args []string) int {
+	return generate(args, os.Stdout, os.Stderr)
+}
+
+// generate is hydra generate with its output streams, for tests.
+func generate(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	d := engine.DefaultBudget()
+	var (
+		modelURL    = fs.String("model-url", "", "model API base, e.g. http://localhost:8000/v1 (default $HYDRA_MODEL_URL)")
+		modelName   = fs.String("model", "", "model name the server serves (default $HYDRA_MODEL)")
+		policyName  = fs.String("policy", "", "repair policy: "+strings.Join(append(policy.Names(), "default"), ", ")+" (default "+policy.Default+")")
+		asJSON      = fs.Bool("json", false, "print one JSON object {text, ok, reason, diagnostics, stats, trace}")
+		maxTokens   = fs.Int("max-tokens", d.MaxTokens, "output tokens over all attempts")
+		maxAttempts = fs.Int("max-attempts", d.MaxAttempts, "attempts (rollouts) at most, the first included")
+		deadline    = fs.Duration("deadline", d.Deadline, "wall-time limit of the search")
+		temperature = fs.Float64("temperature", 0.2, "sampling temperature")
+		stopClose   = fs.Bool("stop-at-close", false, "end generation once the construct at the end of the prompt is closed")
+		quiet       = fs.Bool("quiet", false, "no progress messages on stderr")
+	)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: hydra generate --model-url URL --model NAME [--policy NAME] [--json] [flags] [-- clang flags…] PROMPT_FILE")
+		fmt.Fprintln(stderr, "\nThe model continues PROMPT_FILE (the start of a C or C++ program) while Clang checks it;")
+		fmt.Fprintln(stderr, "stdout is PROMPT_FILE's text followed by the accepted continuation.")
+		fmt.Fprintln(stderr, "Exit status: 0 accepted, 1 not accepted, 2 usage or infrastructure error.")
+		fmt.Fprintln(stderr, "HYDRA_MODEL_URL, HYDRA_MODEL and HYDRA_API_KEY are read when the flags are absent.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	file, clangFlags, err := splitFileAndFlags(fs.Args())
+	if err != nil {
+		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
+		fs.Usage()
+		return 2
+	}
+	if *modelURL == "" {
+		*modelURL = os.Getenv("HYDRA_MODEL_URL")
+	}
+	if *modelName == "" {
+		*modelName = os.Getenv("HYDRA_MODEL")
+	}
+	if *modelURL == "" {
+		fmt.Fprintln(stderr, "hydra generate: no model server: give --model-url or set HYDRA_MODEL_URL")
+		return 2
+	}
+	pol, err := resolvePolicy(*policyName)
+	if err != nil {
+		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
+		return 2
+	}
+	if *maxTokens <= 0 || *maxAttempts <= 0 || *deadline <= 0 {
+		fmt.Fprintln(stderr, "hydra generate: --max-tokens, --max-attempts and --deadline must be positive")
+		return 2
+	}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
+		return 2
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
+		return 2
+	}
+	gen, err := model.NewClient(*modelURL)
+	if err != nil {
+		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
+		return 2
+	}
+	ck, err := clang.New(clang.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
+		return 2
+	}
+	defer ck.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	req := engine.Request{
+		Prefix:      string(src),
+		Filename:    abs,
+		Flags:       clangFlags,
+		Model:       *modelName,
+		Params:      model.Params{Temperature: *temperature},
+		Policy:      pol,
+		StopAtClose: *stopClose,
+		Budget: engine.Budget{MaxTokens: *maxTokens, MaxAttempts: *maxAttempts, Deadline: *deadline,
+			MaxCheckpoints: d.MaxCheckpoints, MaxProcesses: d.MaxProcesses},
+	}
+	if !*quiet {
+		req.OnUpdate = func(u engine.Update) {
+			switch u.Kind {
+			case "attempt", "error", "rollback":
+				if u.Message != "" {
+					fmt.Fprintf(stderr, "hydra: %s\n", u.Message)
+				}
+			}
+		}
+	}
+	start := time.Now()
+	res, err := engine.Search(ctx, ck, gen, req)
+	if err != nil && res == nil {
+		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
+		return 2
+	}
+	text := string(src) + res.Text
+	if *asJSON {
+		out := generateOutput{Text: text, OK: res.OK, Reason: res.Reason, Stats: res.Stats, Trace: res.Trace}
+		for _, d := range res.Diagnostics {
+			out.Diagnostics = append(out.Diagnostics, diagnosticJSON{Line: d.Line, Col: d.Col, Cat: d.Cat, Diag: d.Diag})
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		if jerr := enc.Encode(out); jerr != nil {
+			fmt.Fprintf(stderr, "hydra generate: %v\n", jerr)
+			return 2
+		}
+	} else {
+		fmt.Fprint(stdout, text)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
+		return 2
+	}
+	for _, d := range res.Diagnostics {
+		fmt.Fprintf(stderr, "%s:%d:%d: error: %s [%s]\n", file, d.Line, d.Col, d.Diag, d.Cat)
+	}
+	if !*quiet {
+		fmt.Fprintf(stderr, "hydra: %s after %d attempt(s), %d output tokens, %.2fs\n",
+			res.Reason, res.Stats.Attempts, res.Stats.OutputTokens, time.Since(start).Seconds())
+	}
+	if !res.OK {
+		return 1
+	}
+	return 0
+}
+
+// splitFileAndFlags separates PROMPT_FILE from the clang flags in what follows the command's
+// own flags: either "clang flags… PROMPT_FILE" (flag parsing consumed a leading "--") or
+// "PROMPT_FILE -- clang flags…".
+func splitFileAndFlags(rest []string) (string, []string, error) {
+	if i := slices.Index(rest, "--"); i >= 0 {
+		before, after := rest[:i], rest[i+1:]
+		switch {
+		case len(before) == 1:
+			return before[0], after, nil
+		case len(before) == 0 && len(after) > 0:
+			return after[len(after)-1], after[:len(after)-1], nil
+		}
+		return "", nil, errors.New("want exactly one PROMPT_FILE")
+	}
+	if len(rest) == 0 {
+		return "", nil, errors.New("no PROMPT_FILE given")
+	}
+	return rest[len(rest)-1], rest[:len(rest)-1], nil
+}
+
+// resolvePolicy maps --policy to a policy: a name policy.ByName knows, or "default" for the
+// engine's built-in DefaultPolicy.
+func resolvePolicy(name string) (engine.Policy, error) {
+	if strings.EqualFold(strings.TrimSpace(name), "default") {
+		return engine.DefaultPolicy(), nil
+	}
+	p, err := policy.ByName(name)
+	if err != nil {
+		return nil, fmt.Errorf("--policy: %w", err)
+	}
+	return p, nil
+}

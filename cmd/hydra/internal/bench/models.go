@@ -1,0 +1,159 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hydra-lsp/hydra/engine/model"
+	"github.com/hydra-lsp/hydra/engine/sim"
+)
+
+// TaskOptions choose the benchmark's tasks.
+type TaskOptions struct {
+	// N tasks (0: all), drawn by Seed, alternating sources (sim.Select).
+	N    int
+	Seed int64
+	// Source keeps only "humaneval-x" or "thealgorithms" tasks; "" keeps both.
+	Source string
+}
+
+// LoadTasks reads the benchmark's tasks from the shared data directory (sim.DataDir).
+func LoadTasks(o TaskOptions) ([]sim.Task, error) {
+	dir, err := sim.DataDir()
+	if err != nil {
+		return nil, fmt.Errorf("bench tasks: %w", err)
+	}
+	all, err := sim.LoadTasks(dir)
+	if err != nil {
+		return nil, fmt.Errorf("bench tasks: %w", err)
+	}
+	if o.Source != "" {
+		var keep []sim.Task
+		for _, t := range all {
+			if t.Source == o.Source {
+				keep = append(keep, t)
+			}
+		}
+		if len(keep) == 0 {
+			return nil, fmt.Errorf("bench tasks: no task from source %q (known: humaneval-x, thealgorithms)", o.Source)
+		}
+		all = keep
+	}
+	return sim.Select(all, o.N, o.Seed), nil
+}
+
+// FromSim converts the simulator's tasks to benchmark tasks.
+func FromSim(ts []sim.Task) []Task {
+	out := make([]Task, len(ts))
+	for i, t := range ts {
+		out[i] = Task{ID: t.ID, Lang: t.Lang, Prompt: t.Prompt, Filename: t.Filename(), Flags: t.Flags(), Test: t.Test}
+	}
+	return out
+}
+
+// SimModel is the simulated model as the benchmark runs it: one simulator per policy, all with
+// the same fault plans, each served over HTTP on a loopback port so that the engine talks to it
+// through the same OpenAI-compatible client it uses for real servers.
+type SimModel struct {
+	base    *sim.Server
+	mu      sync.Mutex
+	servers map[string]*sim.Server
+	clients map[string]model.Generator
+	https   []*http.Server
+	err     error
+}
+
+// NewSimModel starts the simulator over tasks with opts (Tasks is set from tasks) and makes the
+// fault plans of every task before any timing starts (with clang, workers at once).
+func NewSimModel(ctx context.Context, opts sim.Options, tasks []sim.Task, workers int) (*SimModel, error) {
+	opts.Tasks = tasks
+	base, err := sim.NewServer(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := base.Prepare(ctx, nil, workers); err != nil {
+		return nil, fmt.Errorf("simulated model: plan faults: %w", err)
+	}
+	return &SimModel{base: base, servers: map[string]*sim.Server{}, clients: map[string]model.Generator{}}, nil
+}
+
+// Generator returns the model client of a policy, starting its simulator on first use. When
+// that fails the client it returns fails every request (and Err says why).
+func (m *SimModel) Generator(policy string) model.Generator {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if g, ok := m.clients[policy]; ok {
+		return g
+	}
+	srv := m.base.Fresh()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		m.err = fmt.Errorf("simulated model for %s: listen: %w", policy, err)
+		return failing{m.err}
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(l) }()
+	c, err := model.NewClient("http://" + l.Addr().String() + "/v1")
+	if err != nil {
+		hs.Close()
+		m.err = fmt.Errorf("simulated model for %s: %w", policy, err)
+		return failing{m.err}
+	}
+	m.servers[policy], m.clients[policy] = srv, c
+	m.https = append(m.https, hs)
+	return c
+}
+
+// Err is the first error starting a simulator, if any.
+func (m *SimModel) Err() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.err
+}
+
+// Describe states the simulator's assumptions and what it served, for the report.
+func (m *SimModel) Describe() map[string]any {
+	out := map[string]any{}
+	data, _ := json.Marshal(m.base.Assumptions())
+	_ = json.Unmarshal(data, &out)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	outcomes := map[string]int{}
+	var names []string
+	for name, s := range m.servers {
+		names = append(names, name)
+		for k, v := range s.Stats().Outcomes {
+			outcomes[k] += v
+		}
+	}
+	sort.Strings(names)
+	out["request_outcomes"] = outcomes
+	out["fault_plan_clang_runs"] = m.base.Stats().ClangRuns
+	out["one_simulator_per_policy"] = "each policy has its own simulator with the same fault plans, so each meets the same first fault: " + strings.Join(names, ", ")
+	return out
+}
+
+// Close stops the simulators' HTTP servers.
+func (m *SimModel) Close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, hs := range m.https {
+		hs.Close()
+	}
+	m.https = nil
+}
+
+// failing is a Generator that fails every request with err.
+type failing struct{ err error }
+
+func (f failing) Complete(context.Context, model.Request) (model.Stream, error) {
+	return nil, errors.Join(model.ErrUnavailable, f.err)
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hydra-lsp/hydra/checkers"
+	"github.com/hydra-lsp/hydra/checkers/clang"
+	"github.com/hydra-lsp/hydra/engine"
+	"github.com/hydra-lsp/hydra/engine/model"
+	"github.com/hydra-lsp/hydra/lsp"
+	"github.com/hydra-lsp/hydra/policy"
+)
+
+func init() {
+	c := command{summary: "run the language server on stdio (\"Generate with repair\")", run: runLSP}
+	commands["lsp"] = c
+	commands["serve"] = command{summary: "alias of lsp", run: runLSP}
+}
+
+// runLSP serves the LSP on stdin/stdout until the client sends exit or goes away. Every checker
+// process ends before it returns.
+func runLSP(args []string) int {
+	fs := flag.NewFlagSet("lsp", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `usage: hydra lsp [--stdio] [--log FILE]
+
+Runs Hydra's language server on stdin/stdout. Configure it from the editor (section "hydra":
+modelUrl, model, apiKeyEnv, policy, maxTokens, maxAttempts, clangFlags) or with the
+environment variables HYDRA_MODEL_URL, HYDRA_MODEL and HYDRA_API_KEY.
+
+`)
+		fs.PrintDefaults()
+	}
+	fs.Bool("stdio", true, "talk LSP on stdin/stdout (the only transport; accepted for editors that pass it)")
+	logPath := fs.String("log", "", "append the server's log to this file instead of stderr")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	logw := os.Stderr
+	if *logPath != "" {
+		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "hydra lsp: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		logw = f
+	}
+	ck, err := clang.New(clang.Options{Stderr: logw})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hydra lsp: clang checker: %v\n", err)
+		return 2
+	}
+	srv := lsp.New(lsp.Options{
+		Checker: ck,
+		Search: func(ctx context.Context, c checkers.Checker, g model.Generator, req engine.Request) (*engine.Result, error) {
+			return engine.Search(ctx, c, g, req)
+		},
+		NewGenerator: func(cfg lsp.Config) (model.Generator, error) {
+			var opts []model.Option
+			if cfg.APIKeyEnv != "" {
+				opts = append(opts, model.WithAPIKeyEnv(cfg.APIKeyEnv))
+			}
+			return model.NewClient(cfg.ModelURL, opts...)
+		},
+		Policy: func(name string) (engine.Policy, error) { return policy.ByName(name) },
+		Log:    logw,
+	})
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	err = srv.Serve(ctx, stdio{})
+	if err != nil {
+		fmt.Fprintf(logw, "hydra lsp: %v\n", err)
+		if errors.Is(err, lsp.ErrExitWithoutShutdown) {
+			return 1
+		}
+	}
+	return 0
+}
+
+// stdio is stdin and stdout as one stream.
+type stdio struct{}
+
+func (stdio) Read(p []byte) (int, error)  { return os.Stdin.Read(p) }
+func (stdio) Write(p []byte) (int, error) { return os.Stdout.Write(p) }
+func (stdio) Close() error {
+	err := os.Stdin.Close()
+	if err2 := os.Stdout.Close(); err == nil {
+		err = err2
+	}
+	return err
+}

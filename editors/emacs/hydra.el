@@ -1,0 +1,473 @@
+;;; hydra.el --- Hydra LSP for eglot: generate C/C++ with repair, inline completion -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The Hydra LSP authors
+
+;; Author: The Hydra LSP authors
+;; Maintainer: The Hydra LSP authors
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "28.1") (eglot "1.9") (jsonrpc "1.0.14"))
+;; Keywords: languages, c, tools, convenience
+;; URL: https://github.com/hydra-lsp/hydra
+;; SPDX-License-Identifier: MIT
+
+;; This file is not part of GNU Emacs.
+
+;;; Commentary:
+
+;; Hydra LSP generates C and C++ with a language model while a real Clang checker runs beside the
+;; generation, and rolls back to the root cause of an error instead of only the place Clang reports
+;; it.  This package is its Emacs client, on top of eglot:
+;;
+;; - it registers `hydra lsp' with eglot for `c-mode', `c++-mode', `c-ts-mode' and `c++-ts-mode'
+;;   (M-x eglot, or `eglot-ensure' in a hook, then starts it);
+;; - M-x hydra-generate runs "generate with repair" at point (or over the active region); the
+;;   server streams its edits into the buffer, and this package applies them without eglot's
+;;   confirmation prompt while its own generation runs;
+;; - M-x hydra-cancel stops it;
+;; - it shows the server's work-done progress in the echo area and the mode line (eglot 1.9 shows
+;;   none);
+;; - M-x hydra-inline-complete (and `hydra-inline-mode', which asks after a pause in typing) shows
+;;   the server's textDocument/inlineCompletion result as ghost text: TAB accepts it, any other
+;;   command (typing, moving) dismisses it.  eglot has no inline completion; this package does it.
+;;
+;; Set-up:
+;;
+;;   (add-to-list 'load-path "/path/to/hydra/editors/emacs")
+;;   (require 'hydra)
+;;   (setq hydra-model-url "http://127.0.0.1:8000/v1" hydra-model "qwen2.5-coder")
+;;   (add-hook 'c++-mode-hook #'eglot-ensure)
+;;
+;; Note: the file shares its feature name with the unrelated `hydra' key-binding package
+;; (abo-abo/hydra); do not put both on `load-path'.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'subr-x)
+(require 'jsonrpc)
+(require 'eglot)
+
+(defgroup hydra nil
+  "Hydra LSP: generate C/C++ with a language model and a live Clang checker."
+  :group 'tools
+  :prefix "hydra-")
+
+(defcustom hydra-server-command '("hydra" "lsp")
+  "Command line that starts the Hydra language server."
+  :type '(repeat string))
+
+(defcustom hydra-model-url nil
+  "URL of the OpenAI-compatible model server (ending in /v1).
+nil means the server's default."
+  :type '(choice (const :tag "Server default" nil) string))
+
+(defcustom hydra-model nil
+  "Model name sent to the model server; nil = the server's default."
+  :type '(choice (const :tag "Server default" nil) string))
+
+(defcustom hydra-api-key-env nil
+  "Name of the environment variable that holds the model server's API key."
+  :type '(choice (const :tag "None" nil) string))
+
+(defcustom hydra-policy nil
+  "Repair policy (for example \"tokpol\"); nil = the server's default."
+  :type '(choice (const :tag "Server default" nil) string))
+
+(defcustom hydra-max-tokens nil
+  "Most output tokens one generation may spend; nil = the server's default."
+  :type '(choice (const :tag "Server default" nil) integer))
+
+(defcustom hydra-max-attempts nil
+  "Most attempts (rollouts) one generation may make; nil = the server's default."
+  :type '(choice (const :tag "Server default" nil) integer))
+
+(defcustom hydra-clang-flags nil
+  "Extra flags for the Clang checker, for example (\"-std=c++17\")."
+  :type '(repeat string))
+
+(defcustom hydra-request-timeout 600
+  "Seconds to wait for a generation to end before giving up on it."
+  :type 'integer)
+
+(defcustom hydra-inline-idle-delay 0.6
+  "Idle seconds after typing before `hydra-inline-mode' asks the server."
+  :type 'number)
+
+(defface hydra-ghost-face '((t :inherit shadow))
+  "Face of inline completion ghost text.")
+
+(defvar hydra-after-generate-functions nil
+  "Abnormal hook run in the buffer when a generation ends.
+Each function gets the result plist (:ok :text :attempts :outputTokens
+:reason), or nil and the error message as a second argument when the request
+failed.")
+
+(defvar hydra-progress-functions nil
+  "Abnormal hook run with each progress line shown (a string).")
+
+;;;; Settings
+
+(defun hydra--settings ()
+  "The \"hydra\" configuration section as a plist for JSON."
+  (let (plist)
+    (cl-flet ((put (k v) (when v (setq plist (plist-put plist k v)))))
+      (put :modelUrl hydra-model-url)
+      (put :model hydra-model)
+      (put :apiKeyEnv hydra-api-key-env)
+      (put :policy hydra-policy)
+      (put :maxTokens hydra-max-tokens)
+      (put :maxAttempts hydra-max-attempts)
+      (when hydra-clang-flags (put :clangFlags (vconcat hydra-clang-flags))))
+    (or plist (make-hash-table))))
+
+;;;; The eglot server class
+
+(defclass hydra-eglot-server (eglot-lsp-server) ()
+  :documentation "An eglot connection to `hydra lsp'.")
+
+(cl-defmethod eglot-initialization-options ((_server hydra-eglot-server))
+  "Send the `hydra' settings as initializationOptions.hydra."
+  (list :hydra (hydra--settings)))
+
+(cl-defmethod eglot-handle-request
+  ((_server hydra-eglot-server) (_method (eql workspace/configuration)) &key items)
+  "Answer section `hydra' from the `hydra-' options, others as eglot does."
+  (let ((rest (cl-call-next-method)))
+    (apply #'vector
+           (cl-loop for item across items
+                    for i from 0
+                    collect (if (equal (plist-get item :section) "hydra")
+                                (hydra--settings)
+                              (aref rest i))))))
+
+(defvar hydra--running 0
+  "How many of this package's generations are running (any buffer).")
+
+(cl-defmethod eglot-handle-request
+  ((server hydra-eglot-server) (_method (eql workspace/applyEdit)) &rest _)
+  "Apply the server's edits without a prompt while a generation of ours runs.
+Then tell the server about them at once: eglot would wait for an idle moment,
+and the server's next edit builds on this one."
+  (let ((eglot-confirm-server-initiated-edits
+         (if (> hydra--running 0) nil eglot-confirm-server-initiated-edits)))
+    (prog1 (cl-call-next-method)
+      (dolist (buf (hydra--call '(eglot--managed-buffers) server))
+        (when (buffer-live-p buf)
+          (with-current-buffer buf (hydra--flush-changes)))))))
+
+(cl-defmethod eglot-handle-request
+  ((_server hydra-eglot-server) (_method (eql window/workDoneProgress/create)) &rest _)
+  "Accept the server's progress tokens."
+  nil)
+
+(defvar-local hydra-status ""
+  "Mode-line text of this buffer's generation (progress, then its end).")
+
+(defvar hydra-progress-log nil
+  "Progress lines of the most recent generation, newest first.")
+
+(defvar hydra--token-buffers (make-hash-table :test #'equal)
+  "Progress token -> buffer of the generation that owns it.")
+
+(defun hydra--progress-line (value)
+  "Format a WorkDoneProgress VALUE plist as one line."
+  (string-join
+   (delq nil (list (plist-get value :title)
+                   (plist-get value :message)
+                   (when-let ((p (plist-get value :percentage))) (format "(%d%%)" p))
+                   (when (equal (plist-get value :kind) "end") "done")))
+   " "))
+
+(cl-defmethod eglot-handle-notification
+  ((_server hydra-eglot-server) (_method (eql $/progress)) &key token value)
+  "Show the server's work-done progress.
+In the echo area, the mode line and `hydra-progress-functions'."
+  (let ((line (hydra--progress-line value))
+        (buf (gethash token hydra--token-buffers)))
+    (unless (string-empty-p line)
+      (push line hydra-progress-log)
+      (when (buffer-live-p buf)
+        (with-current-buffer buf
+          (setq hydra-status
+                (if (string-prefix-p "hydra" line t) line (concat "Hydra: " line)))
+          (force-mode-line-update)))
+      (let ((message-log-max nil))
+        (message "%s" (if (string-prefix-p "hydra" line t) line (concat "Hydra: " line))))
+      (run-hook-with-args 'hydra-progress-functions line))))
+
+;;;###autoload
+(defun hydra-eglot-register ()
+  "Make eglot use `hydra lsp' for C and C++ buffers (the entry goes first)."
+  (add-to-list 'eglot-server-programs
+               `(((c-mode :language-id "c") (c++-mode :language-id "cpp")
+                  (c-ts-mode :language-id "c") (c++-ts-mode :language-id "cpp"))
+                 . (hydra-eglot-server . ,hydra-server-command))))
+
+(hydra-eglot-register)
+
+(add-to-list 'mode-line-misc-info '(:eval hydra-status) t)
+
+;;;; Helpers that follow eglot's internal renames
+
+(defun hydra--call (names &rest args)
+  "Call the first function of NAMES that is defined, with ARGS."
+  (let ((f (cl-find-if #'fboundp names)))
+    (unless f (error "Hydra: this eglot has none of %S" names))
+    (apply f args)))
+
+(defun hydra--server ()
+  "The Hydra server managing this buffer, or signal a user error."
+  (let ((server (eglot-current-server)))
+    (unless (cl-typep server 'hydra-eglot-server)
+      (user-error "Hydra: this buffer is not managed by hydra lsp (M-x eglot starts it)"))
+    server))
+
+(defun hydra--uri ()
+  "The LSP URI of this buffer's file."
+  (plist-get (hydra--call '(eglot--TextDocumentIdentifier)) :uri))
+
+(defun hydra--position (&optional pos)
+  "LSP position of POS (default point)."
+  (save-excursion (hydra--call '(eglot--pos-to-lsp-position) pos)))
+
+(defun hydra--flush-changes ()
+  "Send pending buffer changes to the server now (eglot sends them when idle)."
+  (hydra--call '(eglot--signal-textDocument/didChange)))
+
+;;;; Generate and cancel
+
+(defvar hydra--token-counter 0)
+
+(defvar-local hydra-last-result nil
+  "The result plist of this buffer's last generation, or (:error MESSAGE).")
+
+(defvar-local hydra--generating nil
+  "Non-nil while a generation of this buffer runs.")
+
+(defun hydra--finish (buf token result error-message)
+  "End the generation of BUF with progress TOKEN: RESULT or ERROR-MESSAGE."
+  (setq hydra--running (max 0 (1- hydra--running)))
+  (remhash token hydra--token-buffers)
+  (when (buffer-live-p buf)
+    (with-current-buffer buf
+      (setq hydra--generating nil)
+      (setq hydra-last-result (or result (list :error error-message)))
+      (setq hydra-status
+            (cond (error-message "Hydra: failed")
+                  ((eq (plist-get result :ok) t) "Hydra: done")
+                  (t (format "Hydra: %s" (or (plist-get result :reason) "stopped")))))
+      (force-mode-line-update)
+      (cond (error-message (message "Hydra: generation failed: %s" error-message))
+            ((eq (plist-get result :ok) t)
+             (message "Hydra: done: %s attempt(s), %s output tokens"
+                      (plist-get result :attempts) (plist-get result :outputTokens)))
+            (t (message "Hydra: stopped: %s%s" (plist-get result :reason)
+                        (if-let ((m (plist-get result :message))) (format ": %s" m) ""))))
+      (run-hook-with-args 'hydra-after-generate-functions result error-message))))
+
+;;;###autoload
+(defun hydra-generate (&optional beg end)
+  "Generate with repair at point, or over the region from BEG to END.
+The server writes the accepted text into the buffer as it goes; the end is
+reported in the echo area and `hydra-last-result'."
+  (interactive (when (use-region-p) (list (region-beginning) (region-end))))
+  (let* ((server (hydra--server))
+         (buf (current-buffer))
+         (token (format "hydra.el-%d" (cl-incf hydra--token-counter)))
+         (arg (list :uri (hydra--uri))))
+    (when hydra--generating
+      (user-error "Hydra: a generation is already running here (M-x hydra-cancel stops it)"))
+    (hydra--flush-changes)
+    (if (and beg end)
+        (setq arg (plist-put arg :range (list :start (hydra--position beg)
+                                             :end (hydra--position end))))
+      (setq arg (plist-put arg :position (hydra--position))))
+    (setq hydra--generating t
+          hydra-last-result nil
+          hydra-progress-log nil
+          hydra-status "Hydra: starting")
+    (puthash token buf hydra--token-buffers)
+    (cl-incf hydra--running)
+    (jsonrpc-async-request
+     server :workspace/executeCommand
+     (list :command "hydra.generate" :arguments (vector arg) :workDoneToken token)
+     :success-fn (lambda (result) (hydra--finish buf token result nil))
+     :error-fn (lambda (err)
+                 (hydra--finish buf token nil
+                                (or (plist-get err :message) (format "%S" err))))
+     :timeout-fn (lambda () (hydra--finish buf token nil "timed out"))
+     :timeout hydra-request-timeout)
+    token))
+
+;;;###autoload
+(defun hydra-cancel (&optional all)
+  "Cancel the generation running in this buffer.
+With prefix argument ALL, cancel every one."
+  (interactive "P")
+  (let ((server (hydra--server)))
+    (jsonrpc-async-request
+     server :workspace/executeCommand
+     (list :command "hydra.cancel"
+           :arguments (if all [] (vector (list :uri (hydra--uri)))))
+     :success-fn #'ignore
+     :error-fn (lambda (err) (message "Hydra: cancel failed: %s" (plist-get err :message))))))
+
+(defun hydra-send-configuration ()
+  "Tell the server the `hydra-' options changed (workspace/didChangeConfiguration)."
+  (interactive)
+  (jsonrpc-notify (hydra--server) :workspace/didChangeConfiguration
+                  (list :settings (list :hydra (hydra--settings)))))
+
+;;;; Inline completion as ghost text
+
+(defvar-local hydra--ghost nil
+  "The ghost text overlay, or nil.
+Its properties: `hydra-text' (what TAB inserts), `hydra-start' and
+`hydra-end' (the region it replaces).")
+
+(defvar-local hydra--inline-request nil
+  "Identity of the newest inline completion request of this buffer.")
+
+(defvar hydra-inline-preview-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "TAB") #'hydra-inline-accept)
+    (define-key map (kbd "<tab>") #'hydra-inline-accept)
+    (define-key map (kbd "C-g") #'hydra-inline-dismiss)
+    map)
+  "Keys active while ghost text is shown.")
+
+(define-minor-mode hydra-inline-preview-mode
+  "Internal: on while inline completion ghost text is shown, for its keys."
+  :lighter nil
+  :keymap hydra-inline-preview-mode-map
+  (if hydra-inline-preview-mode
+      (add-hook 'pre-command-hook #'hydra--inline-pre-command nil t)
+    (remove-hook 'pre-command-hook #'hydra--inline-pre-command t)))
+
+(defun hydra--inline-pre-command ()
+  "Dismiss the ghost text before any command but accepting it."
+  (unless (memq this-command '(hydra-inline-accept))
+    (hydra-inline-dismiss)))
+
+(defun hydra-inline-dismiss ()
+  "Remove the inline completion ghost text."
+  (interactive)
+  (when hydra--ghost
+    (delete-overlay hydra--ghost)
+    (setq hydra--ghost nil))
+  (when hydra-inline-preview-mode
+    (hydra-inline-preview-mode -1)))
+
+(defun hydra-inline-accept ()
+  "Insert the inline completion shown as ghost text."
+  (interactive)
+  (when-let ((ov hydra--ghost))
+    (let ((text (overlay-get ov 'hydra-text))
+          (start (overlay-get ov 'hydra-start))
+          (end (overlay-get ov 'hydra-end)))
+      (hydra-inline-dismiss)
+      (goto-char start)
+      (delete-region start end)
+      (insert text))))
+
+(defun hydra--item-text (item)
+  "The text of inline completion ITEM (insertText: a string or a StringValue)."
+  (let ((text (plist-get item :insertText)))
+    (if (stringp text) text (plist-get text :value))))
+
+(defun hydra--show-ghost (item)
+  "Show inline completion ITEM as ghost text at point."
+  (hydra-inline-dismiss)
+  (let* ((text (hydra--item-text item))
+         (range (plist-get item :range))
+         (region (if range
+                     (hydra--call '(eglot--range-region) range)
+                   (cons (point) (point))))
+         (start (car region))
+         (end (cdr region))
+         (typed (buffer-substring-no-properties start (point)))
+         (ghost (if (string-prefix-p typed text) (substring text (length typed)) text)))
+    (when (and text (not (string-empty-p ghost)))
+      (let ((ov (make-overlay (point) (point) nil t nil))
+            (shown (copy-sequence ghost)))
+        (add-face-text-property 0 (length shown) 'hydra-ghost-face nil shown)
+        ;; The cursor stays before the ghost text.
+        (put-text-property 0 1 'cursor t shown)
+        (overlay-put ov 'after-string shown)
+        (overlay-put ov 'hydra-text text)
+        (overlay-put ov 'hydra-start start)
+        (overlay-put ov 'hydra-end (max end (point)))
+        (overlay-put ov 'priority 1000)
+        (setq hydra--ghost ov)
+        (hydra-inline-preview-mode 1)))))
+
+(defun hydra-inline-ghost-text ()
+  "The ghost text shown now, or nil."
+  (and hydra--ghost (overlay-get hydra--ghost 'after-string)))
+
+;;;###autoload
+(defun hydra-inline-complete (&optional automatic)
+  "Ask the server for an inline completion at point and show it as ghost text.
+TAB accepts it; any other command dismisses it.  AUTOMATIC non-nil marks a
+request made by `hydra-inline-mode' rather than by the user."
+  (interactive)
+  (let* ((server (hydra--server))
+         (buf (current-buffer))
+         (pos (point))
+         (tick (buffer-chars-modified-tick))
+         (id (list pos tick (float-time))))
+    (hydra--flush-changes)
+    (setq hydra--inline-request id)
+    (jsonrpc-async-request
+     server :textDocument/inlineCompletion
+     (list :textDocument (list :uri (hydra--uri))
+           :position (hydra--position)
+           :context (list :triggerKind (if automatic 2 1)))
+     :success-fn
+     (lambda (result)
+       (when (buffer-live-p buf)
+         (with-current-buffer buf
+           ;; Show it only if nothing moved since the request.
+           (when (and (equal hydra--inline-request id)
+                      (= (point) pos)
+                      (= (buffer-chars-modified-tick) tick))
+             (let* ((items (if (vectorp result) result (plist-get result :items)))
+                    (item (and items (> (length items) 0) (aref items 0))))
+               (if item
+                   (hydra--show-ghost item)
+                 (unless automatic (message "Hydra: no inline completion here"))))))))
+     :error-fn (lambda (err)
+                 (unless automatic
+                   (message "Hydra: inline completion failed: %s" (plist-get err :message))))
+     :timeout hydra-request-timeout)))
+
+(defvar-local hydra--inline-timer nil)
+
+(defun hydra--inline-post-command ()
+  "After typing, ask for an inline completion once Emacs is idle."
+  (when hydra--inline-timer
+    (cancel-timer hydra--inline-timer)
+    (setq hydra--inline-timer nil))
+  (when (and (memq this-command '(self-insert-command newline))
+             (cl-typep (eglot-current-server) 'hydra-eglot-server))
+    (let ((buf (current-buffer)))
+      (setq hydra--inline-timer
+            (run-with-idle-timer
+             hydra-inline-idle-delay nil
+             (lambda ()
+               (when (buffer-live-p buf)
+                 (with-current-buffer buf
+                   (setq hydra--inline-timer nil)
+                   (hydra-inline-complete t)))))))))
+
+;;;###autoload
+(define-minor-mode hydra-inline-mode
+  "Ask `hydra lsp' for inline completions after a pause in typing; TAB accepts."
+  :lighter " Hydra"
+  (if hydra-inline-mode
+      (add-hook 'post-command-hook #'hydra--inline-post-command nil t)
+    (remove-hook 'post-command-hook #'hydra--inline-post-command t)
+    (hydra-inline-dismiss)))
+
+(provide 'hydra)
+;;; hydra.el ends here

@@ -1,0 +1,167 @@
+;;; hydra-test.el --- Batch end-to-end test of hydra.el against the real `hydra lsp' -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; emacs --batch -l editors/emacs/test/hydra-test.el   (without -Q: site-start loads Debian's eglot)
+;;
+;; editors/emacs/test/run.sh sets it up: a scripted stand-in model served by `hydra sim-server',
+;; a work directory with the test files.  Environment:
+;;   HYDRA_TEST_CMD       the server command ("…/bin/hydra lsp")
+;;   HYDRA_TEST_DIR       the work directory holding sum.cpp and slow.cpp
+;;   HYDRA_TEST_EXPECTED  the buffer text expected after generating in sum.cpp
+;;   HYDRA_MODEL_URL, HYDRA_MODEL, HYDRA_CLANG
+;; It checks, through eglot and hydra.el: M-x hydra-generate (repair by the real checker; the
+;; buffer must equal the expected program and compile), the inline completion path (ghost text
+;; shown, dismissed by typing, accepted with TAB), and hydra-cancel.  One "ok"/"not ok" line per
+;; check; the exit status is 1 when any failed.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'subr-x)
+
+(defvar hydra-test-failures 0)
+
+(defun hydra-test-check (ok what &optional detail)
+  "Report check WHAT: OK non-nil passes; DETAIL explains a failure."
+  (if ok
+      (princ (format "ok - %s\n" what))
+    (cl-incf hydra-test-failures)
+    (princ (format "not ok - %s%s\n" what (if detail (format ": %s" detail) "")))))
+
+(defun hydra-test-env (name)
+  "The value of environment variable NAME, or an error."
+  (let ((v (getenv name)))
+    (if (or (null v) (string-empty-p v))
+        (error "Environment variable %s is not set (run editors/emacs/test/run.sh)" name)
+      v)))
+
+(let ((here (file-name-directory (or load-file-name buffer-file-name))))
+  (add-to-list 'load-path (expand-file-name ".." here)))
+(setq hydra-server-command (split-string (hydra-test-env "HYDRA_TEST_CMD")))
+(setq hydra-model-url (hydra-test-env "HYDRA_MODEL_URL")
+      hydra-model (or (getenv "HYDRA_MODEL") "stand-in")
+      hydra-max-attempts 8)
+(setq eglot-sync-connect t
+      eglot-connect-timeout 30
+      make-backup-files nil
+      create-lockfiles nil
+      auto-save-default nil)
+(require 'hydra)
+
+(defun hydra-test-wait (pred seconds)
+  "Process events until PRED returns non-nil or SECONDS pass; return PRED's value."
+  (let ((end (+ (float-time) seconds)) v)
+    (while (and (not (setq v (funcall pred))) (< (float-time) end))
+      (accept-process-output nil 0.05))
+    v))
+
+(defun hydra-test-file-string (file)
+  "The contents of FILE."
+  (with-temp-buffer (insert-file-contents-literally file) (buffer-string)))
+
+(defun hydra-test-compiles (text)
+  "Return (OK . OUTPUT) of clang -fsyntax-only on TEXT."
+  (let ((f (make-temp-file "hydra-emacs-" nil ".cpp" text)))
+    (with-temp-buffer
+      (let ((rc (call-process (or (getenv "HYDRA_CLANG") "clang-19") nil t nil
+                              "-fsyntax-only" "-std=c++17" f)))
+        (cons (eq rc 0) (buffer-string))))))
+
+(defun hydra-test-goto-last-line ()
+  "Put point at the start of the buffer's last line (the blank line the body goes on)."
+  (goto-char (point-max))
+  (forward-line -1))
+
+(defun hydra-test-visit (file)
+  "Visit FILE and make sure hydra lsp manages it."
+  (find-file file)
+  (unless (eglot-current-server)
+    (apply #'eglot (eglot--guess-contact)))
+  (hydra-test-wait (lambda () (eglot-current-server)) 30))
+
+(defun hydra-test-run ()
+  "Run the checks."
+  (let* ((dir (file-name-as-directory (hydra-test-env "HYDRA_TEST_DIR")))
+         (expected (hydra-test-file-string (hydra-test-env "HYDRA_TEST_EXPECTED")))
+         (generated (with-temp-buffer
+                      (insert-file-contents-literally (concat dir "sum.cpp"))
+                      ;; The text the model ends with: expected minus the prompt's final newline.
+                      (substring expected (1- (buffer-size)) (1- (length expected))))))
+    ;; 1. M-x hydra-generate
+    (hydra-test-visit (concat dir "sum.cpp"))
+    (hydra-test-check (derived-mode-p 'c++-mode) "sum.cpp opens in c++-mode" major-mode)
+    (hydra-test-check (cl-typep (eglot-current-server) 'hydra-eglot-server)
+                      "eglot manages the buffer with hydra lsp" (eglot-current-server))
+    (hydra-test-goto-last-line)
+    (hydra-generate)
+    (hydra-test-check hydra--generating "hydra-generate starts a generation")
+    (hydra-test-check (hydra-test-wait (lambda () hydra-last-result) 120) "the generation ends")
+    (let ((r hydra-last-result))
+      (hydra-test-check (eq (plist-get r :ok) t) "the result says ok" r)
+      (hydra-test-check (>= (or (plist-get r :attempts) 0) 2)
+                        "the checker made the model repair (attempts >= 2)" r))
+    (let ((text (buffer-substring-no-properties (point-min) (point-max))))
+      (hydra-test-check (equal text expected) "the buffer equals the expected program"
+                        (format "\n--- got\n%s--- want\n%s" text expected))
+      (let ((c (hydra-test-compiles text)))
+        (hydra-test-check (car c) "the buffer compiles with clang" (cdr c))))
+    (hydra-test-check hydra-progress-log "work-done progress was shown" hydra-progress-log)
+    (hydra-test-check (equal hydra-status "Hydra: done") "the mode line reports the end" hydra-status)
+
+    ;; 2. Inline completion: ghost text, dismissed by typing, accepted with TAB.
+    (copy-file (concat dir "sum.cpp") (concat dir "inline.cpp") t)
+    (hydra-test-visit (concat dir "inline.cpp"))
+    (hydra-test-check (cl-typep (eglot-current-server) 'hydra-eglot-server)
+                      "a second buffer of the project is managed too")
+    (let ((before (buffer-string)))
+      (hydra-test-goto-last-line)
+      (hydra-inline-complete)
+      (hydra-test-check (hydra-test-wait #'hydra-inline-ghost-text 120)
+                        "inline completion shows ghost text")
+      (hydra-test-check (equal (substring-no-properties (or (hydra-inline-ghost-text) "")) generated)
+                        "the ghost text is the repaired completion"
+                        (format "%S, want %S" (hydra-inline-ghost-text) generated))
+      (hydra-test-check (equal (buffer-string) before) "ghost text does not change the buffer")
+      (execute-kbd-macro "x")
+      (hydra-test-check (null (hydra-inline-ghost-text)) "typing dismisses the ghost text")
+      (hydra-test-check (equal (buffer-string)
+                               (concat (substring before 0 (- (point) 2)) "x" (substring before (- (point) 2))))
+                        "the typed character is inserted" (buffer-string))
+      (delete-char -1)
+      (hydra-inline-complete)
+      (hydra-test-check (hydra-test-wait #'hydra-inline-ghost-text 120) "ghost text is shown again")
+      (execute-kbd-macro (kbd "TAB"))
+      (hydra-test-check (null (hydra-inline-ghost-text)) "TAB removes the ghost text")
+      (hydra-test-check (equal (buffer-string) expected) "TAB inserts the completion"
+                        (format "\n--- got\n%s--- want\n%s" (buffer-string) expected)))
+
+    ;; 3. hydra-cancel on a slowly answered prompt.
+    (hydra-test-visit (concat dir "slow.cpp"))
+    (let ((before (buffer-string)))
+      (hydra-test-goto-last-line)
+      (hydra-generate)
+      (hydra-test-wait (lambda () (or hydra-progress-log (not hydra--generating))) 20)
+      (hydra-test-check hydra--generating "the slow generation is running before hydra-cancel")
+      (hydra-cancel)
+      (hydra-test-check (hydra-test-wait (lambda () (not hydra--generating)) 30)
+                        "hydra-cancel ends the generation")
+      (let ((r hydra-last-result))
+        (hydra-test-check (and r (not (eq (plist-get r :ok) t)) (not (plist-get r :error)))
+                          "the cancelled generation reports not ok" r)
+        (hydra-test-check (string-match-p "cancel" (format "%s" (plist-get r :reason)))
+                          "the reason says cancelled" r))
+      (hydra-test-check (string-prefix-p (substring before 0 (1- (length before))) (buffer-string))
+                        "the text before point is intact" (buffer-string)))))
+
+(condition-case err
+    (hydra-test-run)
+  (error (hydra-test-check nil "the test ran to the end" (error-message-string err))))
+;; Shut the servers down cleanly: no orphaned processes.
+(dolist (s (hash-table-values eglot--servers-by-project))
+  (dolist (server s)
+    (ignore-errors (eglot-shutdown server))))
+(princ (if (zerop hydra-test-failures) "PASS\n" (format "FAIL (%d)\n" hydra-test-failures)))
+(kill-emacs (if (zerop hydra-test-failures) 0 1))
+
+;;; hydra-test.el ends here

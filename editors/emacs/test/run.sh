@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs the Emacs package's batch end-to-end test against the real `hydra lsp` (bin/hydra), with
+# the scripted stand-in model and the real Clang checker: hydra-generate (the buffer must equal
+# editors/testdata/sum.expected.cpp and compile with clang-19), inline completion as ghost text
+# (dismissed by typing, accepted with TAB), hydra-cancel. Exit status 0 when every check passed.
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../../testlib.sh"
+EMACS="${EMACS:-emacs}"
+editor_test_start emacs
+echo "emacs: $("$EMACS" --version | head -n1)"
+
+status=0
+# Without -Q: Debian's site-start puts elpa-eglot on the load path (Emacs 29+ has eglot built in).
+env HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" HYDRA_TEST_DIR="$WORKDIR" \
+  HYDRA_TEST_EXPECTED="$HYDRA_TESTDATA/sum.expected.cpp" \
+  timeout 300 "$EMACS" --batch -l "$EDITORS_DIR/emacs/test/hydra-test.el" </dev/null 2>"$WORKDIR/emacs.log" || status=1
+# What the package showed in the echo area (progress, the end of each generation).
+echo "  emacs messages:"
+sed -e '/^$/d' -e '/^Loading /d' -e 's/^/    | /' "$WORKDIR/emacs.log" | tail -n 40
+editor_test_no_orphans emacs || status=1
+exit $status

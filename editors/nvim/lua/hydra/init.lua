@@ -1,0 +1,452 @@
+-- hydra.nvim: Neovim client for Hydra LSP ("generate with repair" for C and C++).
+--
+--   require("hydra").setup({ settings = { modelUrl = "http://127.0.0.1:8000/v1", model = "qwen" } })
+--
+-- setup() starts (or attaches to) `hydra lsp` for C and C++ buffers, through nvim-lspconfig when
+-- it is installed and `lspconfig ~= false`, otherwise through the built-in client: vim.lsp.start
+-- on Neovim 0.8+, vim.lsp.start_client + vim.lsp.buf_attach_client on 0.7. It offers the server's
+-- code action (kind "source.generate.hydra", also routed through this plugin when picked from
+-- vim.lsp.buf.code_action()), :HydraGenerate (cursor or range), :HydraCancel, and shows the
+-- server's work-done progress in the message area (and in require("hydra").status()).
+local M = {}
+
+-- The LSP names the server and this plugin agree on.
+M.CODE_ACTION_KIND = "source.generate.hydra"
+M.CMD_GENERATE = "hydra.generate"
+M.CMD_CANCEL = "hydra.cancel"
+
+local defaults = {
+  -- cmd starts the server; `hydra` must be on $PATH unless a full path is given.
+  cmd = { "hydra", "lsp" },
+  filetypes = { "c", "cpp" },
+  -- root_markers find the workspace root upwards from the buffer's file.
+  root_markers = { "compile_commands.json", "compile_flags.txt", ".git", "go.mod" },
+  -- settings is the "hydra" configuration section: modelUrl, model, apiKeyEnv, policy,
+  -- maxTokens, maxAttempts, clangFlags. It is sent as initializationOptions.hydra and answered
+  -- to workspace/configuration.
+  settings = {},
+  -- lspconfig: true = through nvim-lspconfig, false = never, nil = when it is installed and
+  -- Neovim is older than 0.11.
+  lspconfig = nil,
+  -- notify: report the end of a generation with vim.notify.
+  notify = true,
+  -- progress: echo the server's progress messages.
+  progress = true,
+  -- on_attach(client, bufnr) is called after the plugin's own attach work.
+  on_attach = nil,
+}
+
+M.config = vim.deepcopy(defaults)
+
+-- State per buffer, readable by statuslines and tests:
+--   M.state[bufnr] = { running = bool, progress = "…", last = result table, error = "…",
+--                      progress_log = { "…", … } }
+M.state = {}
+
+local next_token = 0
+
+local function notify(msg, level)
+  if M.config.notify then
+    vim.notify("Hydra: " .. msg, level or vim.log.levels.INFO)
+  end
+end
+
+local function bufstate(bufnr)
+  local s = M.state[bufnr]
+  if not s then
+    s = { running = false, progress_log = {} }
+    M.state[bufnr] = s
+  end
+  return s
+end
+
+-- request sends an LSP request through client: a method call (client:request) from Neovim 0.11,
+-- where the 0.7–0.10 field call (client.request) is deprecated.
+local has_011 = vim.fn.has("nvim-0.11") == 1
+local function request(client, method, params, handler, bufnr)
+  if has_011 then
+    return client:request(method, params, handler, bufnr)
+  end
+  return client.request(method, params, handler, bufnr)
+end
+
+local function get_clients(bufnr)
+  if vim.lsp.get_clients then
+    return vim.lsp.get_clients({ bufnr = bufnr, name = "hydra" })
+  end
+  local out = {}
+  for _, c in pairs(vim.lsp.buf_get_clients(bufnr)) do
+    if c.name == "hydra" then
+      table.insert(out, c)
+    end
+  end
+  return out
+end
+
+--- client returns the hydra client attached to bufnr (current buffer when nil), or nil.
+function M.client(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  return get_clients(bufnr)[1]
+end
+
+local function root_dir(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local dir = name ~= "" and vim.fn.fnamemodify(name, ":p:h") or vim.fn.getcwd()
+  for _, marker in ipairs(M.config.root_markers) do
+    local found = vim.fn.findfile(marker, dir .. ";")
+    if found == "" then
+      found = vim.fn.finddir(marker, dir .. ";")
+    end
+    if found ~= "" then
+      return vim.fn.fnamemodify(found, ":p:h"):gsub("/%.git$", ""):gsub("/$", "")
+    end
+  end
+  return dir
+end
+
+-- progress_handler shows $/progress for our client, then hands the message to the default handler
+-- (which feeds LspProgressUpdate on 0.7 and LspProgress / client.progress on 0.10+).
+local function progress_handler(err, result, ctx, config)
+  local val = result and result.value
+  if type(val) == "table" then
+    local parts = {}
+    if val.title then
+      table.insert(parts, val.title)
+    end
+    if val.message then
+      table.insert(parts, val.message)
+    end
+    if val.percentage then
+      table.insert(parts, string.format("(%d%%)", val.percentage))
+    end
+    if val.kind == "end" then
+      table.insert(parts, "done")
+    end
+    local line = table.concat(parts, " ")
+    for _, s in pairs(M.state) do
+      if s.running and s.client_id == ctx.client_id then
+        s.progress = line
+        table.insert(s.progress_log, line)
+        if #s.progress_log > 200 then
+          table.remove(s.progress_log, 1)
+        end
+      end
+    end
+    if M.config.progress and line ~= "" then
+      local shown = line:lower():sub(1, 5) == "hydra" and line or ("Hydra: " .. line)
+      vim.api.nvim_echo({ { shown, "Comment" } }, false, {})
+    end
+  end
+  local default = vim.lsp.handlers["$/progress"]
+  if default then
+    return default(err, result, ctx, config)
+  end
+end
+
+local function client_config(bufnr)
+  local settings = { hydra = vim.deepcopy(M.config.settings) }
+  return {
+    name = "hydra",
+    cmd = M.config.cmd,
+    root_dir = root_dir(bufnr),
+    init_options = settings,
+    settings = settings,
+    handlers = { ["$/progress"] = progress_handler },
+    capabilities = vim.lsp.protocol.make_client_capabilities(),
+    on_attach = function(client, b)
+      if M.config.on_attach then
+        M.config.on_attach(client, b)
+      end
+    end,
+  }
+end
+
+-- attach_07 is Neovim 0.7's way: one client per root directory, attached buffer by buffer.
+local clients_by_root = {}
+local function attach_07(bufnr)
+  local cfg = client_config(bufnr)
+  local id = clients_by_root[cfg.root_dir]
+  if id and not vim.lsp.get_client_by_id(id) then
+    id = nil
+  end
+  if not id then
+    id = vim.lsp.start_client(cfg)
+    if not id then
+      notify("cannot start " .. table.concat(cfg.cmd, " "), vim.log.levels.ERROR)
+      return nil
+    end
+    clients_by_root[cfg.root_dir] = id
+  end
+  vim.lsp.buf_attach_client(bufnr, id)
+  return id
+end
+
+--- attach starts or reuses `hydra lsp` for bufnr (current buffer when nil) and returns the client id.
+function M.attach(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local existing = M.client(bufnr)
+  if existing then
+    return existing.id
+  end
+  if vim.lsp.start then
+    return vim.lsp.start(client_config(bufnr), { bufnr = bufnr })
+  end
+  return attach_07(bufnr)
+end
+
+local function setup_lspconfig()
+  local ok, lspconfig = pcall(require, "lspconfig")
+  if not ok then
+    return false
+  end
+  local configs = require("lspconfig.configs")
+  if not configs.hydra then
+    configs.hydra = {
+      default_config = {
+        cmd = M.config.cmd,
+        filetypes = M.config.filetypes,
+        root_dir = function(fname)
+          return lspconfig.util.root_pattern(unpack(M.config.root_markers))(fname)
+            or vim.fn.fnamemodify(fname, ":p:h")
+        end,
+        single_file_support = true,
+      },
+      docs = { description = "Hydra LSP: generate C/C++ with a language model and a live Clang checker." },
+    }
+  end
+  local settings = { hydra = vim.deepcopy(M.config.settings) }
+  lspconfig.hydra.setup({
+    init_options = settings,
+    settings = settings,
+    handlers = { ["$/progress"] = progress_handler },
+    on_attach = M.config.on_attach,
+  })
+  return true
+end
+
+-- lsp_result reports the end of a generation in bufnr.
+local function finish(bufnr, err, result, on_done)
+  local s = bufstate(bufnr)
+  s.running = false
+  s.last = result
+  s.error = err and (err.message or vim.inspect(err)) or nil
+  if err then
+    notify("generation failed: " .. s.error, vim.log.levels.ERROR)
+  elseif type(result) == "table" then
+    if result.ok then
+      notify(string.format("done: %d attempt(s), %d output tokens", result.attempts or 0, result.outputTokens or 0))
+    else
+      local why = tostring(result.reason or "unknown reason")
+      if type(result.message) == "string" and result.message ~= "" then
+        why = why .. ": " .. result.message
+      end
+      notify("stopped: " .. why, vim.log.levels.WARN)
+    end
+  end
+  if on_done then
+    on_done(err, result)
+  end
+end
+
+-- execute runs a hydra.generate command (as the server's code action gave it, or built here) and
+-- calls on_done(err, result) when generation ends. The server streams edits as workspace/applyEdit.
+local function execute(client, bufnr, command, on_done)
+  local s = bufstate(bufnr)
+  if s.running then
+    notify("a generation is already running in this buffer (:HydraCancel stops it)", vim.log.levels.WARN)
+    return false
+  end
+  next_token = next_token + 1
+  s.running = true
+  s.client_id = client.id
+  s.progress = "starting"
+  s.progress_log = {}
+  s.last, s.error = nil, nil
+  local params = {
+    command = command.command,
+    arguments = command.arguments,
+    workDoneToken = string.format("hydra.nvim-%d", next_token),
+  }
+  local ok = request(client, "workspace/executeCommand", params, function(err, result)
+    finish(bufnr, err, result, on_done)
+  end, bufnr)
+  if not ok then
+    s.running = false
+    notify("the server is not running", vim.log.levels.ERROR)
+    return false
+  end
+  return true
+end
+
+local function need_client(bufnr)
+  local client = M.client(bufnr)
+  if not client then
+    notify("no hydra server attached to this buffer (is `hydra` on $PATH?)", vim.log.levels.ERROR)
+  end
+  return client
+end
+
+local function position_args(bufnr, client, range)
+  local uri = vim.uri_from_bufnr(bufnr)
+  if range then
+    local p = vim.lsp.util.make_given_range_params(range[1], range[2], bufnr, client.offset_encoding)
+    return { uri = uri, range = p.range }
+  end
+  local p = vim.lsp.util.make_position_params(0, client.offset_encoding)
+  return { uri = uri, position = p.position }
+end
+
+--- generate runs hydra.generate at the cursor, or over range = {{row, col}, {row, col}} (rows
+--- 1-based, cols 0-based, as nvim_buf_get_mark gives them). opts.on_done(err, result) is called at
+--- the end. Returns true when the request was sent.
+function M.generate(opts)
+  opts = opts or {}
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = need_client(bufnr)
+  if not client then
+    return false
+  end
+  local arg = position_args(bufnr, client, opts.range)
+  return execute(client, bufnr, { command = M.CMD_GENERATE, arguments = { arg } }, opts.on_done)
+end
+
+--- code_action asks the server for its "source.generate.hydra" code action at the cursor (or
+--- opts.range) and runs it; opts.on_done(err, result) is called when generation ends.
+function M.code_action(opts)
+  opts = opts or {}
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = need_client(bufnr)
+  if not client then
+    return false
+  end
+  local params
+  if opts.range then
+    params = vim.lsp.util.make_given_range_params(opts.range[1], opts.range[2], bufnr, client.offset_encoding)
+  else
+    params = vim.lsp.util.make_range_params(0, client.offset_encoding)
+  end
+  params.context = { diagnostics = {}, only = { M.CODE_ACTION_KIND }, triggerKind = 1 }
+  request(client, "textDocument/codeAction", params, function(err, actions)
+    if err then
+      finish(bufnr, err, nil, opts.on_done)
+      return
+    end
+    local chosen
+    for _, a in ipairs(actions or {}) do
+      local kind = a.kind or ""
+      if kind == M.CODE_ACTION_KIND or kind:sub(1, #M.CODE_ACTION_KIND + 1) == M.CODE_ACTION_KIND .. "." then
+        chosen = a
+        break
+      end
+      if not a.kind and a.command == M.CMD_GENERATE then
+        chosen = a -- a bare Command
+        break
+      end
+    end
+    if not chosen then
+      finish(bufnr, { message = "the server offered no " .. M.CODE_ACTION_KIND .. " action here" }, nil, opts.on_done)
+      return
+    end
+    if chosen.edit then
+      vim.lsp.util.apply_workspace_edit(chosen.edit, client.offset_encoding)
+    end
+    local cmd = chosen.command
+    if type(cmd) == "string" then
+      cmd = chosen -- a bare Command: { title, command, arguments }
+    end
+    if not cmd then
+      finish(bufnr, nil, { ok = true, reason = "edit applied" }, opts.on_done)
+      return
+    end
+    execute(client, bufnr, cmd, opts.on_done)
+  end, bufnr)
+  return true
+end
+
+--- cancel stops the generation running in the current buffer (all of the server's when all=true).
+function M.cancel(opts)
+  opts = opts or {}
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = need_client(bufnr)
+  if not client then
+    return false
+  end
+  local args = opts.all and {} or { { uri = vim.uri_from_bufnr(bufnr) } }
+  request(client, "workspace/executeCommand", { command = M.CMD_CANCEL, arguments = args }, function(err)
+    if err then
+      notify("cancel failed: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    end
+  end, bufnr)
+  return true
+end
+
+--- status is a one-line summary for statuslines ("" when idle and nothing happened).
+function M.status(bufnr)
+  local s = M.state[(bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr]
+  if not s then
+    return ""
+  end
+  if s.running then
+    return "Hydra: " .. (s.progress or "running")
+  end
+  if s.error then
+    return "Hydra: failed"
+  end
+  if s.last then
+    return s.last.ok and "Hydra: done" or ("Hydra: " .. tostring(s.last.reason or "stopped"))
+  end
+  return ""
+end
+
+local function define_commands()
+  vim.api.nvim_create_user_command("HydraGenerate", function(o)
+    local range
+    if o.range and o.range > 0 then
+      local last = vim.api.nvim_buf_get_lines(0, o.line2 - 1, o.line2, false)[1] or ""
+      range = { { o.line1, 0 }, { o.line2, #last } }
+    end
+    M.generate({ range = range })
+  end, { range = true, desc = "Hydra: generate with repair at the cursor (or over the range)" })
+  vim.api.nvim_create_user_command("HydraCancel", function(o)
+    M.cancel({ all = o.bang })
+  end, { bang = true, desc = "Hydra: cancel the generation in this buffer (! = all)" })
+end
+
+--- setup configures the plugin; see `defaults` above for the options.
+function M.setup(opts)
+  M.config = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts or {})
+  define_commands()
+  -- Route the built-in code action menu (vim.lsp.buf.code_action) through this plugin, so a
+  -- picked Hydra action gets progress and an end-of-generation report too.
+  vim.lsp.commands[M.CMD_GENERATE] = function(command, ctx)
+    local client = vim.lsp.get_client_by_id(ctx.client_id)
+    if client then
+      execute(client, ctx.bufnr or vim.api.nvim_get_current_buf(), command)
+    end
+  end
+  -- nvim-lspconfig when asked for, or by default when it is installed on Neovim < 0.11 (from 0.11
+  -- the built-in vim.lsp.start path below is what lspconfig itself builds on).
+  local use_lspconfig = M.config.lspconfig
+  if use_lspconfig == nil then
+    use_lspconfig = not has_011
+  end
+  if use_lspconfig and setup_lspconfig() then
+    return
+  end
+  local group = vim.api.nvim_create_augroup("hydra_lsp", { clear = true })
+  vim.api.nvim_create_autocmd("FileType", {
+    group = group,
+    pattern = M.config.filetypes,
+    callback = function(ev)
+      M.attach(ev.buf)
+    end,
+  })
+  -- Buffers already open when setup runs.
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.tbl_contains(M.config.filetypes, vim.bo[b].filetype) then
+      M.attach(b)
+    end
+  end
+end
+
+return M

@@ -1,0 +1,201 @@
+-- Headless end-to-end test of the Neovim plugin against the real `hydra lsp`:
+--
+--   nvim --headless --clean -u editors/nvim/test/init.lua
+--
+-- editors/nvim/test/run.sh sets it up (a scripted stand-in model served by `hydra sim-server`, a
+-- work directory with the C++ file); this file reads what it needs from the environment:
+--   HYDRA_TEST_CASE      "generate" (require("hydra").code_action → repaired program), "menu"
+--                        (the same through vim.lsp.buf.code_action's menu) or "cancel"
+--   HYDRA_TEST_CMD       the server command, words separated by spaces ("…/bin/hydra lsp")
+--   HYDRA_TEST_FILE      the C++ file to open; the cursor goes to its end
+--   HYDRA_TEST_EXPECTED  file holding the buffer text expected after generation ("generate")
+--   HYDRA_MODEL_URL      the stand-in model's URL (…/v1); HYDRA_MODEL the model name
+--   HYDRA_CLANG          the clang used to check that the result compiles (default clang-19)
+-- Prints one "ok"/"not ok" line per check and exits non-zero (cquit) when any check fails.
+local this = debug.getinfo(1, "S").source:sub(2)
+local plugin_dir = vim.fn.fnamemodify(this, ":p:h:h")
+vim.opt.runtimepath:prepend(plugin_dir)
+vim.opt.swapfile = false
+vim.cmd("filetype on")
+vim.opt.shortmess:append("F")
+
+local failures = 0
+local function check(cond, what, detail)
+  if cond then
+    io.stdout:write("ok - " .. what .. "\n")
+  else
+    failures = failures + 1
+    io.stdout:write("not ok - " .. what .. (detail and (": " .. detail) or "") .. "\n")
+  end
+end
+
+local function env(name, default)
+  local v = os.getenv(name)
+  if v == nil or v == "" then
+    if default == nil then
+      error("environment variable " .. name .. " is not set (run editors/nvim/test/run.sh)")
+    end
+    return default
+  end
+  return v
+end
+
+local function read_file(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+local function buffer_text(bufnr)
+  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  local text = table.concat(lines, "\n")
+  if vim.bo[bufnr].eol then
+    text = text .. "\n"
+  end
+  return text
+end
+
+local function compiles(text)
+  local path = vim.fn.tempname() .. ".cpp"
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+  local out = vim.fn.system({ env("HYDRA_CLANG", "clang-19"), "-fsyntax-only", "-std=c++17", path })
+  return vim.v.shell_error == 0, out
+end
+
+local function run()
+  local case = env("HYDRA_TEST_CASE")
+  local hydra = require("hydra")
+  hydra.setup({
+    cmd = vim.split(env("HYDRA_TEST_CMD"), " ", { trimempty = true }),
+    lspconfig = false,
+    notify = true,
+    settings = {
+      modelUrl = env("HYDRA_MODEL_URL"),
+      model = env("HYDRA_MODEL", "stand-in"),
+      maxAttempts = 8,
+    },
+  })
+  local file = env("HYDRA_TEST_FILE")
+  local original = read_file(file)
+  vim.cmd("edit " .. vim.fn.fnameescape(file))
+  local bufnr = vim.api.nvim_get_current_buf()
+  check(vim.bo.filetype == "cpp", "the C++ file opens with filetype cpp", vim.bo.filetype)
+  local attached = vim.wait(20000, function()
+    local c = hydra.client(bufnr)
+    return c ~= nil and c.initialized ~= false and c.server_capabilities ~= nil
+  end, 50)
+  check(attached, "setup() starts hydra lsp and attaches it to the buffer")
+  if not attached then
+    return
+  end
+  local caps = hydra.client(bufnr).server_capabilities
+  check(caps.executeCommandProvider ~= nil, "the server advertises executeCommand")
+  -- The cursor goes to the end of the file: generation continues the program from there.
+  local last = vim.api.nvim_buf_line_count(bufnr)
+  vim.api.nvim_win_set_cursor(0, { last, #vim.api.nvim_buf_get_lines(bufnr, last - 1, last, false)[1] })
+
+  local done, err, result = false, nil, nil
+  local function on_done(e, r)
+    done, err, result = true, e, r
+  end
+
+  if case == "generate" then
+    check(hydra.code_action({ on_done = on_done }), "the code action request is sent")
+    local ended = vim.wait(120000, function()
+      return done
+    end, 50)
+    check(ended, "the generation ends")
+    check(err == nil, "hydra.generate returns no error", err and vim.inspect(err))
+    check(result ~= nil and result.ok == true, "the result says ok", vim.inspect(result))
+    check(result ~= nil and (result.attempts or 0) >= 2, "the checker made the model repair (attempts >= 2)",
+      vim.inspect(result and result.attempts))
+    local text = buffer_text(bufnr)
+    local expected = read_file(env("HYDRA_TEST_EXPECTED"))
+    check(text == expected, "the buffer equals the expected program", "\n--- got\n" .. text .. "\n--- want\n" .. expected)
+    local ok, out = compiles(text)
+    check(ok, "the buffer compiles with clang", out)
+    local s = hydra.state[bufnr]
+    check(s and #s.progress_log > 0, "work-done progress was shown", vim.inspect(s and s.progress_log))
+    check(hydra.status(bufnr) == "Hydra: done", "status() reports the end", hydra.status(bufnr))
+  elseif case == "menu" then
+    -- The built-in menu (vim.lsp.buf.code_action): the user picks the Hydra action, and the
+    -- plugin's vim.lsp.commands handler runs it with progress and an end report.
+    local titles = {}
+    vim.ui.select = function(items, opts, on_choice)
+      local pick
+      for i, item in ipairs(items) do
+        local action = item.action or item[2] -- 0.10+: {action=…, ctx=…}; 0.7: {client_id, action}
+        local title = opts.format_item and opts.format_item(item) or action.title
+        table.insert(titles, title)
+        if action.kind == hydra.CODE_ACTION_KIND and not pick then
+          pick = i
+        end
+      end
+      on_choice(pick and items[pick] or nil, pick)
+    end
+    local ctx = { diagnostics = {}, only = { hydra.CODE_ACTION_KIND } }
+    if vim.fn.has("nvim-0.8") == 1 then
+      vim.lsp.buf.code_action({ context = ctx })
+    else
+      vim.lsp.buf.code_action(ctx)
+    end
+    local ended = vim.wait(120000, function()
+      local s = hydra.state[bufnr]
+      return s ~= nil and s.last ~= nil and not s.running
+    end, 50)
+    check(#titles > 0, "the code action menu offers the Hydra action", vim.inspect(titles))
+    check(ended, "the picked action runs through the plugin and ends")
+    local s = hydra.state[bufnr] or {}
+    check(s.last ~= nil and s.last.ok == true, "the result says ok", vim.inspect(s.last))
+    check(buffer_text(bufnr) == read_file(env("HYDRA_TEST_EXPECTED")), "the buffer equals the expected program",
+      buffer_text(bufnr))
+    check(#(s.progress_log or {}) > 0, "work-done progress was shown", vim.inspect(s.progress_log))
+  elseif case == "cancel" then
+    vim.cmd("HydraGenerate")
+    check(hydra.state[bufnr] and hydra.state[bufnr].running, ":HydraGenerate starts a generation")
+    -- Cancel once the server has started (its first progress message arrived).
+    vim.wait(20000, function()
+      local s = hydra.state[bufnr]
+      return s and (#s.progress_log > 0 or not s.running)
+    end, 20)
+    check(hydra.state[bufnr].running, "the generation is still running before :HydraCancel")
+    vim.cmd("HydraCancel")
+    local ended = vim.wait(30000, function()
+      return not hydra.state[bufnr].running
+    end, 20)
+    check(ended, ":HydraCancel ends the generation")
+    local s = hydra.state[bufnr]
+    result = s.last
+    check(s.error == nil, "the cancelled request returns no error", s.error)
+    check(result ~= nil and result.ok == false, "the result says not ok", vim.inspect(result))
+    check(result ~= nil and tostring(result.reason):lower():find("cancel") ~= nil, "the reason says cancelled",
+      vim.inspect(result and result.reason))
+    local text = buffer_text(bufnr)
+    check(text:sub(1, #original) == original, "the text before the cursor is intact", text)
+    local c = hydra.client(bufnr)
+    local stopped = c == nil or (vim.fn.has("nvim-0.11") == 1 and c:is_stopped()) or (vim.fn.has("nvim-0.11") == 0 and c.is_stopped())
+    check(not stopped, "the server is still running")
+  else
+    error("unknown HYDRA_TEST_CASE " .. case)
+  end
+end
+
+local ok, e = pcall(run)
+check(ok, "the test ran to the end", tostring(e))
+-- Stop the server cleanly (no orphaned processes), then exit with the verdict.
+local all_clients = vim.lsp.get_clients or vim.lsp.get_active_clients
+for _, c in ipairs(all_clients()) do
+  if vim.fn.has("nvim-0.11") == 1 then
+    c:stop()
+  else
+    c.stop()
+  end
+end
+vim.wait(5000, function()
+  return #all_clients() == 0
+end, 50)
+io.stdout:write(failures == 0 and "PASS\n" or string.format("FAIL (%d)\n", failures))
+vim.cmd(failures == 0 and "qa!" or "cquit 1")

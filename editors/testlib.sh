@@ -1,0 +1,97 @@
+# Shared by the editor test runners (editors/nvim/test/run.sh, editors/emacs/test/run.sh); source it.
+#
+# It finds the repository and bin/hydra, starts the SCRIPTED STAND-IN model (`hydra sim-server
+# --script editors/testdata/script.json`, never a real model) and makes sure no process started by
+# the test outlives it: every process started under it carries HYDRA_EDITOR_TEST_ID in its
+# environment, and editor_test_finish fails the test when one is still alive (and ends it).
+
+EDITORS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_ROOT="$(cd "$EDITORS_DIR/.." && pwd)"
+HYDRA_BIN="${HYDRA_BIN:-$REPO_ROOT/bin/hydra}"
+HYDRA_TESTDATA="$EDITORS_DIR/testdata"
+export HYDRA_CLANG="${HYDRA_CLANG:-clang-19}"
+# The server finds the checker next to its binary or under the repository it runs in; the
+# editors run it from their work directory, so name the repository's shim when there is one.
+if [ -z "${HYDRA_CLANG_SHIM:-}" ] && [ -x "$REPO_ROOT/bin/hydra-clang-shim" ]; then
+  export HYDRA_CLANG_SHIM="$REPO_ROOT/bin/hydra-clang-shim"
+fi
+# Not exported: the runners pass it to the editor only (env HYDRA_EDITOR_TEST_ID=… nvim …), so
+# that exactly the editor and what it starts carry it.
+HYDRA_EDITOR_TEST_ID="hydra-editor-test-$$-$RANDOM"
+
+_sim_pid=""
+_workdir=""
+
+# editor_test_start NAME: checks bin/hydra, makes a work directory ($WORKDIR) with copies of the
+# test files, starts the stand-in model and exports HYDRA_MODEL_URL / HYDRA_MODEL / HYDRA_TEST_CMD.
+editor_test_start() {
+  local name="$1"
+  if [ ! -x "$HYDRA_BIN" ]; then
+    echo "$name: $HYDRA_BIN is missing; run 'make build' first (or set HYDRA_BIN)" >&2
+    exit 2
+  fi
+  _workdir="$(mktemp -d "${TMPDIR:-/tmp}/hydra-$name-test.XXXXXX")"
+  WORKDIR="$_workdir"
+  cp "$HYDRA_TESTDATA"/*.cpp "$WORKDIR"/
+  # A compile_flags.txt marks the project root and gives the checker the language standard.
+  printf -- '-std=c++17\n' >"$WORKDIR/compile_flags.txt"
+  trap editor_test_cleanup EXIT
+  local urlfile="$WORKDIR/sim.url"
+  "$HYDRA_BIN" sim-server --script "$HYDRA_TESTDATA/script.json" --addr 127.0.0.1:0 \
+    >"$urlfile" 2>"$WORKDIR/sim.log" &
+  _sim_pid=$!
+  local i
+  for i in $(seq 1 100); do
+    [ -s "$urlfile" ] && break
+    kill -0 "$_sim_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  HYDRA_MODEL_URL="$(head -n1 "$urlfile")"
+  if [ -z "$HYDRA_MODEL_URL" ]; then
+    echo "$name: the stand-in model did not start:" >&2
+    cat "$WORKDIR/sim.log" >&2
+    exit 2
+  fi
+  export HYDRA_MODEL_URL HYDRA_MODEL="scripted-stand-in"
+  export HYDRA_TEST_CMD="$HYDRA_BIN lsp"
+  echo "$name: model = SCRIPTED STAND-IN (hydra sim-server --script editors/testdata/script.json) at $HYDRA_MODEL_URL, not a real model; checker = real Clang"
+}
+
+# _marked_pids prints the processes that carry this test's marker.
+_marked_pids() {
+  local f pid
+  for f in /proc/[0-9]*/environ; do
+    pid="${f#/proc/}"
+    pid="${pid%/environ}"
+    if { tr '\0' '\n' <"$f"; } 2>/dev/null | grep -qx "HYDRA_EDITOR_TEST_ID=$HYDRA_EDITOR_TEST_ID"; then
+      echo "$pid"
+    fi
+  done
+}
+
+# editor_test_no_orphans: waits up to 10 s for the editor's server processes to end; fails (and
+# ends them) when some outlive the editor.
+editor_test_no_orphans() {
+  local name="$1" i left
+  for i in $(seq 1 100); do
+    left="$(_marked_pids)"
+    [ -z "$left" ] && { echo "ok - $name: no server or checker process outlives the editor"; return 0; }
+    sleep 0.1
+  done
+  echo "not ok - $name: processes outlived the editor:" >&2
+  for i in $left; do ps -o pid=,ppid=,args= -p "$i" >&2 || true; done
+  # shellcheck disable=SC2086
+  kill $left 2>/dev/null || true
+  return 1
+}
+
+editor_test_cleanup() {
+  if [ -n "$_sim_pid" ]; then
+    kill "$_sim_pid" 2>/dev/null || true
+    wait "$_sim_pid" 2>/dev/null || true
+    _sim_pid=""
+  fi
+  if [ -n "$_workdir" ] && [ -z "${HYDRA_KEEP_TEST_DIR:-}" ]; then
+    rm -rf "$_workdir"
+  fi
+}

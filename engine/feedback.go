@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+)
+
+// FeedbackMarker starts every line of the feedback comment that a spawn's prompt ends with
+// (generator-side rollback). Model stand-ins find the comment by it; it never appears in a
+// result.
+const FeedbackMarker = "hydra-feedback:"
+
+// FeedbackComment returns the C/C++ comment that carries feedback at the end of base, the
+// prompt text it follows: one line comment per line of feedback, each starting with
+// "// " + FeedbackMarker, and a final newline so the model continues on a fresh line. When
+// base does not end a line the comment starts on base's last line (after a space). It is empty
+// when feedback is.
+func FeedbackComment(base, feedback string) string {
+	feedback = strings.TrimSpace(feedback)
+	if feedback == "" {
+		return ""
+	}
+	var b strings.Builder
+	if base != "" && !strings.HasSuffix(base, "\n") {
+		b.WriteByte(' ')
+	}
+	for _, line := range strings.Split(feedback, "\n") {
+		b.WriteString("// ")
+		b.WriteString(FeedbackMarker)
+		b.WriteByte(' ')
+		b.WriteString(strings.TrimRight(line, " \t\r"))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// StripFeedback removes a trailing feedback comment (as FeedbackComment writes it) from a
+// prompt, returning the prompt without it and the feedback text. Model stand-ins use it to
+// find the code a spawn's prompt continues.
+func StripFeedback(prompt string) (code, feedback string) {
+	i := strings.Index(prompt, "// "+FeedbackMarker)
+	if i < 0 {
+		return prompt, ""
+	}
+	code = prompt[:i]
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSuffix(prompt[i:], "\n"), "\n") {
+		lines = append(lines, strings.TrimSpace(strings.TrimPrefix(l, "// "+FeedbackMarker)))
+	}
+	// FeedbackComment put a space before the comment exactly when the code did not end a line.
+	code = strings.TrimSuffix(code, " ")
+	return code, strings.Join(lines, "\n")
+}
+
+// FeedbackFor is the feedback a default repair gives for node n: the checker's diagnostic
+// with its line, e.g. "line 12: use of undeclared identifier 'x'". A fail node (stream cut,
+// checker crash) gives a note that the previous attempt broke off.
+func FeedbackFor(n *Node) string {
+	switch n.Kind {
+	case NodeError:
+		return fmt.Sprintf("the previous attempt failed to compile at line %d: %s", n.Line, oneLine(n.Diag))
+	case NodeFail:
+		return ""
+	}
+	return ""
+}
+
+// oneLine folds a diagnostic onto one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// spawnPrompt is the model's prompt for a rollout that continues base (the whole checked text
+// up to the start node): the request's prompt (which ends with the prefix), the generated text
+// of base after the prefix, and the feedback comment.
+func spawnPrompt(prompt, prefix, base, feedback string) string {
+	gen := base[min(len(prefix), len(base)):]
+	return prompt + gen + FeedbackComment(prompt+gen, feedback)
+}

@@ -1,0 +1,710 @@
+package model
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultAPIKeyEnv is the environment variable the API key is read from unless WithAPIKeyEnv
+// names another.
+const DefaultAPIKeyEnv = "HYDRA_API_KEY"
+
+// Timeouts bound the phases of one request. Zero fields mean the defaults of DefaultTimeouts.
+type Timeouts struct {
+	// Connect bounds the TCP (and TLS) connection set-up.
+	Connect time.Duration
+	// FirstToken bounds the time from sending the request to the first streamed event; it
+	// includes the server's queueing and prefill of the prompt.
+	FirstToken time.Duration
+	// Idle bounds the silence between two streamed events once the stream runs.
+	Idle time.Duration
+}
+
+// DefaultTimeouts are generous: a busy server may queue a request and prefill a long prompt.
+func DefaultTimeouts() Timeouts {
+	return Timeouts{Connect: 10 * time.Second, FirstToken: 2 * time.Minute, Idle: time.Minute}
+}
+
+// Client is a Generator for an OpenAI-compatible /v1/completions endpoint (vLLM, SGLang,
+// llama.cpp server, Ollama). It streams with server-sent events, asks for usage in the stream
+// (stream_options.include_usage) and counts streamed pieces when the server reports none.
+//
+// Complete retries connection errors, HTTP 429 and 5xx, and streams that end before their first
+// event, with exponential backoff (3 tries by default); then it gives up with an error wrapping
+// ErrUnavailable. Once the first event arrived nothing is retried: a stream cut after that is an
+// error wrapping ErrStreamCut from Stream.Next.
+//
+// The API key is read from an environment variable (HYDRA_API_KEY unless WithAPIKeyEnv names
+// another) when the request is made, sent as "Authorization: Bearer", and never put into error
+// text or logs. A Client is safe for concurrent use.
+type Client struct {
+	base      string // without trailing slash, e.g. http://localhost:8000/v1
+	shown     string // base with any password redacted, for error text
+	hc        *http.Client
+	keyEnv    string
+	tries     int
+	backoff   time.Duration
+	maxWait   time.Duration
+	timeouts  Timeouts
+	contUsage bool
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithAPIKeyEnv names the environment variable holding the API key ("" sends no key).
+func WithAPIKeyEnv(name string) Option { return func(c *Client) { c.keyEnv = name } }
+
+// WithHTTPClient uses hc instead of a client built from the Timeouts. Its Transport should
+// still bound connection set-up; Client applies the first-token and idle timeouts itself.
+func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc } }
+
+// WithRetry sets how many times a request is tried before its first token (at least 1) and the
+// first backoff delay, which doubles after each failed try.
+func WithRetry(tries int, backoff time.Duration) Option {
+	return func(c *Client) {
+		c.tries = max(tries, 1)
+		c.backoff = max(backoff, 0)
+	}
+}
+
+// WithContinuousUsage sets whether requests ask for usage in every streamed event
+// (stream_options.continuous_usage_stats, which vLLM and SGLang honour and others ignore). It is
+// on by default: a rollout killed before its stream ends still learns its prompt tokens.
+func WithContinuousUsage(on bool) Option { return func(c *Client) { c.contUsage = on } }
+
+// WithTimeouts sets the timeouts; zero fields keep their defaults.
+func WithTimeouts(t Timeouts) Option {
+	return func(c *Client) {
+		if t.Connect > 0 {
+			c.timeouts.Connect = t.Connect
+		}
+		if t.FirstToken > 0 {
+			c.timeouts.FirstToken = t.FirstToken
+		}
+		if t.Idle > 0 {
+			c.timeouts.Idle = t.Idle
+		}
+	}
+}
+
+// NewClient returns a Client for the API at baseURL, given as OpenAI clients take it
+// (e.g. http://localhost:8000/v1); requests go to baseURL + "/completions".
+func NewClient(baseURL string, opts ...Option) (*Client, error) {
+	u, err := url.Parse(strings.TrimSpace(baseURL))
+	if err != nil {
+		return nil, fmt.Errorf("model server URL %q: %w", baseURL, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("model server URL %q: want http(s)://host[:port]/v1", u.Redacted())
+	}
+	c := &Client{
+		base:      strings.TrimRight(u.String(), "/"),
+		shown:     strings.TrimRight(u.Redacted(), "/"),
+		keyEnv:    DefaultAPIKeyEnv,
+		tries:     3,
+		backoff:   500 * time.Millisecond,
+		maxWait:   10 * time.Second,
+		timeouts:  DefaultTimeouts(),
+		contUsage: true,
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.hc == nil {
+		d := &net.Dialer{Timeout: c.timeouts.Connect, KeepAlive: 30 * time.Second}
+		c.hc = &http.Client{Transport: &http.Transport{
+			Proxy:               http.ProxyFromEnvironment,
+			DialContext:         d.DialContext,
+			TLSHandshakeTimeout: c.timeouts.Connect,
+			MaxIdleConnsPerHost: 64,
+			IdleConnTimeout:     90 * time.Second,
+		}}
+	}
+	return c, nil
+}
+
+// BaseURL is the API base the client talks to, with any password redacted.
+func (c *Client) BaseURL() string { return c.shown }
+
+// completionRequest is the JSON body of POST /completions.
+type completionRequest struct {
+	Model         string         `json:"model,omitempty"`
+	Prompt        string         `json:"prompt"`
+	Stream        bool           `json:"stream"`
+	StreamOptions *streamOptions `json:"stream_options,omitempty"`
+	MaxTokens     int            `json:"max_tokens,omitempty"`
+	Temperature   float64        `json:"temperature"`
+	Stop          []string       `json:"stop,omitempty"`
+	Logprobs      int            `json:"logprobs,omitempty"`
+	Seed          int64          `json:"seed,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+	// ContinuousUsageStats asks vLLM and SGLang for usage in every event, so that a stream
+	// closed early still knows its prompt tokens. Other servers ignore it.
+	ContinuousUsageStats bool `json:"continuous_usage_stats,omitempty"`
+}
+
+// completionChunk is one streamed event (and also the shape of a non-streamed response).
+type completionChunk struct {
+	Choices []struct {
+		Text         string    `json:"text"`
+		FinishReason *string   `json:"finish_reason"`
+		Logprobs     *logprobs `json:"logprobs"`
+	} `json:"choices"`
+	Usage *usageJSON `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+type logprobs struct {
+	Tokens        []string             `json:"tokens"`
+	TokenLogprobs []*float64           `json:"token_logprobs"`
+	TopLogprobs   []map[string]float64 `json:"top_logprobs"`
+}
+
+type usageJSON struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+// UnavailableError is returned by Complete when the server could not be reached or kept failing
+// before the first token. It wraps ErrUnavailable and the last failure.
+type UnavailableError struct {
+	URL    string // the API base, password redacted
+	Tries  int
+	Reason string // e.g. "connection refused", "HTTP 503 Service Unavailable: overloaded"
+	Last   error
+}
+
+func (e *UnavailableError) Error() string {
+	tries := "tries"
+	if e.Tries == 1 {
+		tries = "try"
+	}
+	return fmt.Sprintf("model server %s: %s after %d %s", e.URL, e.Reason, e.Tries, tries)
+}
+
+// Unwrap returns ErrUnavailable and the last failure.
+func (e *UnavailableError) Unwrap() []error {
+	if e.Last == nil {
+		return []error{ErrUnavailable}
+	}
+	return []error{ErrUnavailable, e.Last}
+}
+
+// errRetryable marks a failure worth another try.
+type errRetryable struct {
+	reason string
+	err    error
+	after  time.Duration // the server's Retry-After, if any
+}
+
+func (e *errRetryable) Error() string { return e.reason }
+func (e *errRetryable) Unwrap() error { return e.err }
+
+// Complete starts a streamed completion. It returns once the server sent the first event of the
+// stream (so failures before the first token are retried here), or an error: one wrapping
+// ErrUnavailable when the server stayed unreachable or failing, another for a request the server
+// rejects (4xx other than 429) or a cancelled ctx. ctx governs the whole stream: cancelling it
+// closes the response.
+func (c *Client) Complete(ctx context.Context, req Request) (Stream, error) {
+	body, err := json.Marshal(completionRequest{
+		Model:         req.Model,
+		Prompt:        req.Prompt,
+		Stream:        true,
+		StreamOptions: &streamOptions{IncludeUsage: true, ContinuousUsageStats: c.contUsage},
+		MaxTokens:     req.Params.MaxTokens,
+		Temperature:   req.Params.Temperature,
+		Stop:          req.Params.Stop,
+		Logprobs:      req.Params.Logprobs,
+		Seed:          req.Params.Seed,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("encode completion request: %w", err)
+	}
+	key := ""
+	if c.keyEnv != "" {
+		key = os.Getenv(c.keyEnv)
+	}
+	wait := c.backoff
+	var last *errRetryable
+	for try := 1; try <= c.tries; try++ {
+		if try > 1 {
+			d := wait
+			if last != nil && last.after > 0 {
+				d = min(max(d, last.after), c.maxWait)
+			}
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, fmt.Errorf("model server %s: %w", c.shown, ctx.Err())
+			case <-t.C:
+			}
+			wait *= 2
+		}
+		s, err := c.try(ctx, body, key)
+		if err == nil {
+			return s, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("model server %s: %w", c.shown, ctx.Err())
+		}
+		var r *errRetryable
+		if !errors.As(err, &r) {
+			return nil, redactErr(err, key)
+		}
+		last = r
+	}
+	return nil, &UnavailableError{URL: c.shown, Tries: c.tries, Reason: redact(last.reason, key), Last: redactErr(last.err, key)}
+}
+
+// try makes one request and reads up to its first event.
+func (c *Client) try(ctx context.Context, body []byte, key string) (*stream, error) {
+	rctx, cancel := context.WithCancel(ctx)
+	hreq, err := http.NewRequestWithContext(rctx, http.MethodPost, c.base+"/completions", bytes.NewReader(body))
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("model server %s: %w", c.shown, err)
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "text/event-stream")
+	if key != "" {
+		hreq.Header.Set("Authorization", "Bearer "+key)
+	}
+	s := &stream{cancel: cancel, url: c.shown, idle: c.timeouts.Idle}
+	// One timer serves the first-token and the idle timeout: it fires cancel, which aborts
+	// whatever read is blocked.
+	s.timer = time.AfterFunc(c.timeouts.FirstToken, func() {
+		s.mu.Lock()
+		s.timedOut = true
+		s.mu.Unlock()
+		cancel()
+	})
+	resp, err := c.hc.Do(hreq)
+	if err != nil {
+		s.stop()
+		if s.didTimeOut() {
+			return nil, &errRetryable{reason: fmt.Sprintf("no response within %v", c.timeouts.FirstToken), err: err}
+		}
+		return nil, &errRetryable{reason: connReason(err), err: err}
+	}
+	if resp.StatusCode != http.StatusOK {
+		msg := readErrorBody(resp)
+		s.stop()
+		resp.Body.Close()
+		reason := fmt.Sprintf("HTTP %s", resp.Status)
+		if msg != "" {
+			reason += ": " + msg
+		}
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+			return nil, &errRetryable{reason: reason, err: fmt.Errorf("%s", reason), after: retryAfter(resp)}
+		}
+		return nil, fmt.Errorf("model server %s: %s", c.shown, reason)
+	}
+	s.body = resp.Body
+	s.rd = bufio.NewReaderSize(resp.Body, 64<<10)
+	if err := s.fill(); err != nil {
+		if errors.Is(err, io.EOF) && s.done {
+			return s, nil // an empty completion, properly finished
+		}
+		s.stop()
+		if s.didTimeOut() {
+			return nil, &errRetryable{reason: fmt.Sprintf("no token within %v", c.timeouts.FirstToken), err: err}
+		}
+		var se *serverError
+		if errors.As(err, &se) {
+			return nil, &errRetryable{reason: "stream error: " + se.msg, err: err}
+		}
+		return nil, &errRetryable{reason: "stream ended before its first token", err: err}
+	}
+	return s, nil
+}
+
+// stream is a running completion; it implements Stream.
+type stream struct {
+	url    string
+	cancel context.CancelFunc
+	body   io.ReadCloser
+	rd     *bufio.Reader
+	idle   time.Duration
+	timer  *time.Timer
+
+	mu       sync.Mutex // guards timedOut, closed
+	timedOut bool
+	closed   bool
+
+	// The fields below belong to the goroutine calling Next.
+	pending  []Token
+	finish   string
+	usage    *usageJSON
+	counted  int  // tokens delivered, for the usage fallback
+	done     bool // [DONE] seen, or the body ended after a finish_reason
+	finished bool // a finish_reason was seen
+	err      error
+}
+
+// serverError is an error object the server sent inside the stream.
+type serverError struct{ msg string }
+
+func (e *serverError) Error() string { return "server error in stream: " + e.msg }
+
+func (s *stream) didTimeOut() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.timedOut
+}
+
+// stop ends the request: the timer, the request's context and the response body.
+func (s *stream) stop() {
+	s.timer.Stop()
+	s.cancel()
+	if s.body != nil {
+		s.body.Close()
+	}
+}
+
+// Next implements Stream.
+func (s *stream) Next(ctx context.Context) (Token, error) {
+	for len(s.pending) == 0 {
+		if s.err != nil {
+			return Token{}, s.err
+		}
+		if s.done {
+			return Token{}, io.EOF
+		}
+		var stopWatch func() bool
+		if ctx != nil && ctx.Done() != nil {
+			stopWatch = context.AfterFunc(ctx, s.cancel)
+		}
+		err := s.fill()
+		if stopWatch != nil {
+			stopWatch()
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			if ctx != nil && ctx.Err() != nil {
+				err = fmt.Errorf("model stream from %s: %w", s.url, ctx.Err())
+			}
+			s.err = err
+			s.stop()
+		}
+	}
+	t := s.pending[0]
+	s.pending = s.pending[1:]
+	s.counted++
+	return t, nil
+}
+
+// fill reads events until at least one token is pending, the stream ends (io.EOF, with done set)
+// or fails. A failure after the first event wraps ErrStreamCut.
+func (s *stream) fill() error {
+	var data []byte
+	for {
+		line, err := s.rd.ReadBytes('\n')
+		if err != nil {
+			if errors.Is(err, io.EOF) && len(bytes.TrimSpace(line)) > 0 {
+				// A last event without its blank line: take it.
+				err = nil
+				line = append(line, '\n')
+			}
+		}
+		if err != nil && data != nil && errors.Is(err, io.EOF) {
+			// The body ended inside an event: dispatch it, then see the end on the next read.
+			if bytes.Equal(bytes.TrimSpace(data), []byte("[DONE]")) {
+				s.done = true
+				s.stop()
+				return io.EOF
+			}
+			if err := s.event(data); err != nil {
+				return err
+			}
+			data = nil
+			if len(s.pending) > 0 {
+				return nil
+			}
+		}
+		if err != nil {
+			s.stop()
+			if errors.Is(err, io.EOF) && s.finished {
+				s.done = true
+				return io.EOF
+			}
+			s.mu.Lock()
+			closed, timedOut := s.closed, s.timedOut
+			s.mu.Unlock()
+			switch {
+			case closed:
+				return fmt.Errorf("model stream from %s: closed", s.url)
+			case timedOut:
+				return fmt.Errorf("model stream from %s: no data for %v: %w", s.url, s.idle, ErrStreamCut)
+			case errors.Is(err, io.EOF):
+				return fmt.Errorf("model stream from %s ended without [DONE]: %w", s.url, ErrStreamCut)
+			}
+			return fmt.Errorf("model stream from %s: %w: %w", s.url, ErrStreamCut, err)
+		}
+		s.timer.Reset(s.idle)
+		line = bytes.TrimRight(line, "\r\n")
+		if len(line) == 0 { // end of an event
+			if data == nil {
+				continue
+			}
+			if bytes.Equal(bytes.TrimSpace(data), []byte("[DONE]")) {
+				s.done = true
+				s.stop()
+				return io.EOF
+			}
+			if err := s.event(data); err != nil {
+				return err
+			}
+			data = nil
+			if len(s.pending) > 0 {
+				return nil
+			}
+			continue
+		}
+		if line[0] == ':' {
+			continue // an SSE comment (keep-alive)
+		}
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		if string(field) != "data" {
+			continue // event:, id:, retry: carry nothing we use
+		}
+		value = bytes.TrimPrefix(value, []byte(" "))
+		if data != nil {
+			data = append(data, '\n')
+		}
+		data = append(data, value...)
+	}
+}
+
+// event decodes one data payload into pending tokens, finish reason and usage.
+func (s *stream) event(data []byte) error {
+	var ch completionChunk
+	if err := json.Unmarshal(data, &ch); err != nil {
+		return fmt.Errorf("model stream from %s: bad event %.80q: %w", s.url, data, err)
+	}
+	if ch.Error != nil {
+		return &serverError{msg: ch.Error.Message}
+	}
+	if ch.Usage != nil {
+		s.usage = ch.Usage
+	}
+	for _, c := range ch.Choices {
+		s.pending = append(s.pending, splitTokens(c.Text, c.Logprobs)...)
+		if c.FinishReason != nil && *c.FinishReason != "" {
+			s.finish = *c.FinishReason
+			s.finished = true
+		}
+	}
+	return nil
+}
+
+// splitTokens turns one choice's text into Tokens: one per logprobs token when the server sent
+// logprobs that add up to the text, else one for the whole piece.
+func splitTokens(text string, lp *logprobs) []Token {
+	if text == "" {
+		return nil
+	}
+	if lp == nil || len(lp.Tokens) == 0 {
+		return []Token{{Text: text}}
+	}
+	if strings.Join(lp.Tokens, "") == text {
+		out := make([]Token, len(lp.Tokens))
+		for i, tx := range lp.Tokens {
+			out[i].Text = tx
+			if i < len(lp.TokenLogprobs) && lp.TokenLogprobs[i] != nil {
+				out[i].Logprob = *lp.TokenLogprobs[i]
+			}
+			if i < len(lp.TopLogprobs) {
+				out[i].TopLogprobs = lp.TopLogprobs[i]
+			}
+		}
+		return out
+	}
+	// The tokens do not spell the text (some servers detokenize differently): keep the text whole,
+	// with the summed log-probability and the first position's alternatives.
+	t := Token{Text: text}
+	for _, p := range lp.TokenLogprobs {
+		if p != nil {
+			t.Logprob += *p
+		}
+	}
+	if len(lp.TopLogprobs) > 0 {
+		t.TopLogprobs = lp.TopLogprobs[0]
+	}
+	return []Token{t}
+}
+
+// FinishReason implements Stream.
+func (s *stream) FinishReason() string { return s.finish }
+
+// Usage implements Stream: the server's latest figures when it reported any (servers that
+// report usage in every event keep it current while the stream runs), else the count of
+// delivered tokens as completion tokens.
+func (s *stream) Usage() Usage {
+	if s.usage == nil {
+		return Usage{CompletionTokens: s.counted}
+	}
+	u := Usage{PromptTokens: s.usage.PromptTokens, CompletionTokens: s.usage.CompletionTokens}
+	if s.usage.PromptTokensDetails != nil {
+		u.CachedTokens = s.usage.PromptTokensDetails.CachedTokens
+	}
+	return u
+}
+
+// Close implements Stream. It is safe to call more than once and from another goroutine.
+func (s *stream) Close() error {
+	s.mu.Lock()
+	already := s.closed
+	s.closed = true
+	s.mu.Unlock()
+	if already {
+		return nil
+	}
+	s.stop()
+	return nil
+}
+
+// connReason names a connection failure briefly ("connection refused").
+func connReason(err error) string {
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection closed before a response"
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return "cannot resolve host " + dnsErr.Name
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return "connection timed out"
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// readErrorBody extracts a short message from an error response: the OpenAI-style
+// {"error": {"message": …}}, or the start of the body.
+func readErrorBody(resp *http.Response) string {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	var e struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(b, &e) == nil && len(e.Error) > 0 {
+		var obj struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(e.Error, &obj) == nil && obj.Message != "" {
+			return clip(obj.Message)
+		}
+		var s string
+		if json.Unmarshal(e.Error, &s) == nil && s != "" {
+			return clip(s)
+		}
+	}
+	return clip(strings.TrimSpace(string(b)))
+}
+
+func clip(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// retryAfter reads a Retry-After header given in seconds.
+func retryAfter(resp *http.Response) time.Duration {
+	if v := resp.Header.Get("Retry-After"); v != "" {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
+			return time.Duration(n) * time.Second
+		}
+	}
+	return 0
+}
+
+// redact removes the API key from text a server might have echoed.
+func redact(s, key string) string {
+	if key == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, key, "[REDACTED]")
+}
+
+// redactErr keeps err's chain but drops the key from its text when it appears there.
+func redactErr(err error, key string) error {
+	if err == nil || key == "" || !strings.Contains(err.Error(), key) {
+		return err
+	}
+	return &redactedError{msg: redact(err.Error(), key), err: err}
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// Models lists the model names the server offers (GET /models).
+func (c *Client) Models(ctx context.Context) ([]string, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/models", nil)
+	if err != nil {
+		return nil, fmt.Errorf("model server %s: %w", c.shown, err)
+	}
+	if c.keyEnv != "" {
+		if key := os.Getenv(c.keyEnv); key != "" {
+			hreq.Header.Set("Authorization", "Bearer "+key)
+		}
+	}
+	resp, err := c.hc.Do(hreq)
+	if err != nil {
+		return nil, fmt.Errorf("model server %s: %s: %w", c.shown, connReason(err), ErrUnavailable)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("model server %s: list models: HTTP %s: %s", c.shown, resp.Status, readErrorBody(resp))
+	}
+	var out struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out); err != nil {
+		return nil, fmt.Errorf("model server %s: list models: %w", c.shown, err)
+	}
+	names := make([]string, len(out.Data))
+	for i, d := range out.Data {
+		names[i] = d.ID
+	}
+	return names, nil
+}

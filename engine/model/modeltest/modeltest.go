@@ -1,0 +1,438 @@
+// Package modeltest is a SCRIPTED STAND-IN for a language model: an OpenAI-compatible
+// /v1/completions server that answers from a fixed script instead of a model, for tests of the
+// engine, the language server and the editor clients. It is not a model and never claims to be
+// one: every response names itself "scripted-stand-in" (in "model" and "system_fingerprint").
+//
+// A Script is a list of Rules; a request is answered by the first rule that matches its prompt
+// (contains / starts with / ends with) and has uses left. A rule streams its text in pieces of a
+// few bytes (each piece is one "token"), optionally with delays, logprobs, an HTTP error status
+// instead, or a connection cut after some pieces. Requests are recorded for assertions.
+//
+// Call NewServer in a test; `hydra sim-server --script FILE.json` serves the same Script (the JSON
+// form of these types) from a separate process, for tests that spawn `hydra lsp`.
+package modeltest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hydra-lsp/hydra/engine/model"
+)
+
+// Name is what the stand-in calls itself in every response.
+const Name = "scripted-stand-in"
+
+// Script is what the stand-in answers. Its JSON form is the file `hydra sim-server --script` reads:
+//
+//	{"rules": [
+//	  {"prompt_suffix": "int add(int a, int b) {\n", "text": "  return a + b;\n}\n", "chunk": 4},
+//	  {"prompt_contains": "// error:", "times": 1, "status": 500},
+//	  {"text": "}\n"}
+//	]}
+type Script struct {
+	Rules []Rule `json:"rules"`
+}
+
+// Rule matches requests and says how to answer them. Empty conditions match every prompt.
+type Rule struct {
+	// PromptContains, PromptPrefix and PromptSuffix must all hold when set.
+	PromptContains string `json:"prompt_contains,omitempty"`
+	PromptPrefix   string `json:"prompt_prefix,omitempty"`
+	PromptSuffix   string `json:"prompt_suffix,omitempty"`
+	// Times limits the rule to its first Times matching requests (0 = no limit); later requests
+	// fall through to the rules after it.
+	Times int `json:"times,omitempty"`
+
+	// Status, when set, answers with this HTTP status and an OpenAI-style error body carrying
+	// Message instead of a completion (e.g. 500, 503 or 429 to test retries, 400 for rejects).
+	Status  int    `json:"status,omitempty"`
+	Message string `json:"message,omitempty"`
+
+	// Text is the completion. It is streamed in pieces of Chunk bytes (default 4, never
+	// splitting a UTF-8 character); each piece counts as one token. The request's max_tokens
+	// and stop sequences are honoured.
+	Text  string `json:"text,omitempty"`
+	Chunk int    `json:"chunk,omitempty"`
+	// FirstDelayMS is waited before the first piece, DelayMS before each later one.
+	FirstDelayMS int `json:"first_delay_ms,omitempty"`
+	DelayMS      int `json:"delay_ms,omitempty"`
+	// Cut ends the stream abruptly (no finish reason, no [DONE]) after CutAfter pieces.
+	Cut      bool `json:"cut,omitempty"`
+	CutAfter int  `json:"cut_after,omitempty"`
+	// FinishReason is sent with the last piece (default "stop"; "length" when max_tokens cut
+	// the text).
+	FinishReason string `json:"finish_reason,omitempty"`
+	// Logprobs, when the request asks for logprobs, gives piece i the log-probability
+	// Logprobs[i % len(Logprobs)] (default -0.05), with itself as the only top alternative.
+	Logprobs []float64 `json:"logprobs,omitempty"`
+	// NoUsage leaves out the usage event, as servers that ignore stream_options do.
+	NoUsage bool `json:"no_usage,omitempty"`
+}
+
+// Call is one recorded request.
+type Call struct {
+	Model  string
+	Prompt string
+	Params model.Params
+	Stream bool
+	// Rule is the index of the rule that answered, -1 when none matched.
+	Rule int
+	// Authorization is the request's Authorization header.
+	Authorization string
+}
+
+// LoadScript reads a Script from a JSON file.
+func LoadScript(path string) (Script, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Script{}, fmt.Errorf("read script: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var s Script
+	if err := dec.Decode(&s); err != nil {
+		return Script{}, fmt.Errorf("script %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Handler serves a Script as an OpenAI-compatible API: POST /v1/completions (streamed or not)
+// and GET /v1/models. Paths without the /v1 prefix are served too. It is safe for concurrent use.
+type Handler struct {
+	script Script
+
+	mu      sync.Mutex // guards the fields below
+	used    []int      // requests answered per rule
+	calls   []Call
+	prompts []string // earlier prompts, for the cached-token estimate
+}
+
+// NewHandler returns a Handler answering from s.
+func NewHandler(s Script) *Handler {
+	return &Handler{script: s, used: make([]int, len(s.Rules))}
+}
+
+// Calls returns the requests received so far, oldest first.
+func (h *Handler) Calls() []Call {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]Call(nil), h.calls...)
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := strings.TrimPrefix(r.URL.Path, "/v1")
+	switch {
+	case path == "/models" && r.Method == http.MethodGet:
+		writeJSON(w, http.StatusOK, map[string]any{
+			"object": "list",
+			"data":   []any{map[string]any{"id": Name, "object": "model", "owned_by": "hydra-tests"}},
+		})
+	case path == "/completions" && r.Method == http.MethodPost:
+		h.complete(w, r)
+	default:
+		writeError(w, http.StatusNotFound, fmt.Sprintf("%s: no route %s %s", Name, r.Method, r.URL.Path))
+	}
+}
+
+// request is the part of a completion request the stand-in reads.
+type request struct {
+	StreamOptions struct {
+		ContinuousUsageStats bool `json:"continuous_usage_stats"`
+	} `json:"stream_options"`
+	Model       string   `json:"model"`
+	Prompt      any      `json:"prompt"`
+	Stream      bool     `json:"stream"`
+	MaxTokens   int      `json:"max_tokens"`
+	Temperature float64  `json:"temperature"`
+	Stop        any      `json:"stop"`
+	Logprobs    *int     `json:"logprobs"`
+	Seed        int64    `json:"seed"`
+	stop        []string // Stop normalised
+}
+
+func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
+	var req request
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s: bad request body: %v", Name, err))
+		return
+	}
+	prompt, ok := req.Prompt.(string)
+	if !ok {
+		writeError(w, http.StatusBadRequest, Name+": prompt must be one string")
+		return
+	}
+	switch st := req.Stop.(type) {
+	case string:
+		req.stop = []string{st}
+	case []any:
+		for _, x := range st {
+			if s, ok := x.(string); ok {
+				req.stop = append(req.stop, s)
+			}
+		}
+	}
+	lp := 0
+	if req.Logprobs != nil {
+		lp = *req.Logprobs
+	}
+
+	h.mu.Lock()
+	idx := -1
+	for i, rule := range h.script.Rules {
+		if rule.matches(prompt) && (rule.Times == 0 || h.used[i] < rule.Times) {
+			idx = i
+			h.used[i]++
+			break
+		}
+	}
+	h.calls = append(h.calls, Call{
+		Model: req.Model, Prompt: prompt, Stream: req.Stream, Rule: idx,
+		Params:        model.Params{MaxTokens: req.MaxTokens, Temperature: req.Temperature, Stop: req.stop, Logprobs: lp, Seed: req.Seed},
+		Authorization: r.Header.Get("Authorization"),
+	})
+	cached := 0
+	for _, p := range h.prompts {
+		cached = max(cached, commonPrefix(p, prompt))
+	}
+	h.prompts = append(h.prompts, prompt)
+	if len(h.prompts) > 64 {
+		h.prompts = h.prompts[1:]
+	}
+	h.mu.Unlock()
+
+	if idx < 0 {
+		tail := prompt[max(0, len(prompt)-60):]
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s: no rule matches the prompt (ending %q)", Name, tail))
+		return
+	}
+	rule := h.script.Rules[idx]
+	if rule.Status != 0 {
+		msg := rule.Message
+		if msg == "" {
+			msg = fmt.Sprintf("%s: scripted failure %d", Name, rule.Status)
+		}
+		writeError(w, rule.Status, msg)
+		return
+	}
+
+	pieces, finish := rule.pieces(req)
+	usage := map[string]any{
+		"prompt_tokens":         estimateTokens(len(prompt)),
+		"completion_tokens":     len(pieces),
+		"total_tokens":          estimateTokens(len(prompt)) + len(pieces),
+		"prompt_tokens_details": map[string]any{"cached_tokens": cached / 4},
+	}
+	if !req.Stream {
+		h.whole(w, rule, pieces, finish, usage, lp)
+		return
+	}
+	h.stream(w, r, rule, pieces, finish, usage, lp, req.StreamOptions.ContinuousUsageStats && !rule.NoUsage)
+}
+
+func (h *Handler) whole(w http.ResponseWriter, rule Rule, pieces []string, finish string, usage map[string]any, lp int) {
+	choice := map[string]any{"index": 0, "text": strings.Join(pieces, ""), "finish_reason": finish}
+	if lp > 0 {
+		choice["logprobs"] = rule.logprobs(pieces, 0)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id": "cmpl-" + Name, "object": "text_completion", "created": time.Now().Unix(),
+		"model": Name, "system_fingerprint": Name, "choices": []any{choice}, "usage": usage,
+	})
+}
+
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, rule Rule, pieces []string, finish string, usage map[string]any, lp int, continuous bool) {
+	fl, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	if fl != nil {
+		fl.Flush()
+	}
+	send := func(v any) bool {
+		b, _ := json.Marshal(v)
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return false
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+		return true
+	}
+	wait := func(ms int) bool {
+		if ms <= 0 {
+			return true
+		}
+		t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-r.Context().Done():
+			return false
+		case <-t.C:
+			return true
+		}
+	}
+	chunk := func(text string, fin any, lps any) map[string]any {
+		c := map[string]any{"index": 0, "text": text, "finish_reason": fin}
+		if lps != nil {
+			c["logprobs"] = lps
+		}
+		return map[string]any{
+			"id": "cmpl-" + Name, "object": "text_completion", "created": time.Now().Unix(),
+			"model": Name, "system_fingerprint": Name, "choices": []any{c},
+		}
+	}
+	for i, p := range pieces {
+		if rule.Cut && i >= rule.CutAfter {
+			cut(w)
+			return
+		}
+		delay := rule.DelayMS
+		if i == 0 {
+			delay = rule.FirstDelayMS
+		}
+		if !wait(delay) {
+			return
+		}
+		var fin any
+		if i == len(pieces)-1 {
+			fin = finish
+		}
+		var lps any
+		if lp > 0 {
+			lps = rule.logprobs([]string{p}, i)
+		}
+		ev := chunk(p, fin, lps)
+		if continuous {
+			// vLLM's continuous usage stats: the usage so far in every event.
+			u := map[string]any{}
+			for k, v := range usage {
+				u[k] = v
+			}
+			u["completion_tokens"] = i + 1
+			ev["usage"] = u
+		}
+		if !send(ev) {
+			return
+		}
+	}
+	if rule.Cut {
+		cut(w)
+		return
+	}
+	if len(pieces) == 0 {
+		if !wait(rule.FirstDelayMS) || !send(chunk("", finish, nil)) {
+			return
+		}
+	}
+	if !rule.NoUsage {
+		send(map[string]any{
+			"id": "cmpl-" + Name, "object": "text_completion", "created": time.Now().Unix(),
+			"model": Name, "system_fingerprint": Name, "choices": []any{}, "usage": usage,
+		})
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	if fl != nil {
+		fl.Flush()
+	}
+}
+
+// cut drops the connection without finishing the response.
+func cut(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			conn.Close()
+			return
+		}
+	}
+	// No hijacking (HTTP/2): abort the handler, which resets the stream.
+	panic(http.ErrAbortHandler)
+}
+
+func (r Rule) matches(prompt string) bool {
+	return strings.Contains(prompt, r.PromptContains) &&
+		strings.HasPrefix(prompt, r.PromptPrefix) &&
+		strings.HasSuffix(prompt, r.PromptSuffix)
+}
+
+// pieces cuts the rule's text for req: stop sequences, then max_tokens.
+func (r Rule) pieces(req request) ([]string, string) {
+	text := r.Text
+	finish := r.FinishReason
+	if finish == "" {
+		finish = "stop"
+	}
+	for _, s := range req.stop {
+		if s == "" {
+			continue
+		}
+		if i := strings.Index(text, s); i >= 0 {
+			text = text[:i]
+			finish = "stop"
+		}
+	}
+	n := r.Chunk
+	if n <= 0 {
+		n = 4
+	}
+	var out []string
+	for len(text) > 0 {
+		k := min(n, len(text))
+		for k < len(text) && !utf8.RuneStart(text[k]) {
+			k++
+		}
+		out = append(out, text[:k])
+		text = text[k:]
+	}
+	if req.MaxTokens > 0 && len(out) > req.MaxTokens {
+		out = out[:req.MaxTokens]
+		finish = "length"
+	}
+	return out, finish
+}
+
+// logprobs is the OpenAI completions logprobs object for pieces starting at index first.
+func (r Rule) logprobs(pieces []string, first int) map[string]any {
+	var lps []float64
+	var top []map[string]float64
+	for i, p := range pieces {
+		v := -0.05
+		if len(r.Logprobs) > 0 {
+			v = r.Logprobs[(first+i)%len(r.Logprobs)]
+		}
+		lps = append(lps, v)
+		top = append(top, map[string]float64{p: v})
+	}
+	return map[string]any{"tokens": pieces, "token_logprobs": lps, "top_logprobs": top}
+}
+
+// estimateTokens is the stand-in's prompt-token count: one per 4 bytes, rounded up. It is an
+// estimate, like the rest of this stand-in's usage figures.
+func estimateTokens(n int) int { return (n + 3) / 4 }
+
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": Name, "code": status}})
+}

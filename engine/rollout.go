@@ -1,0 +1,596 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hydra-lsp/hydra/checkers"
+	"github.com/hydra-lsp/hydra/checkers/chunk"
+	"github.com/hydra-lsp/hydra/engine/model"
+)
+
+// DefaultCheckpointLines is how many lines of generated text a rollout checks between two
+// checkpoints when Request.CheckpointLines is zero.
+const DefaultCheckpointLines = 8
+
+// errTokenBudget ends a stream when the search's output-token budget is spent.
+var errTokenBudget = errors.New("output token budget spent")
+
+// rollout binds one streamed generation to one checker session (DESIGN.md §2). Three
+// goroutines serve it: produce reads the model's stream, cuts it into chunks and queues them;
+// submit starts (or resumes) the checker session and feeds it the queue; read forwards the
+// session's events to the search's manager. Only the manager changes the tree.
+type rollout struct {
+	id       int
+	start    *Node
+	feedback string
+	prompt   string
+	params   model.Params
+	// resume is the checkpoint the session resumes (retained for the submit goroutine, which
+	// releases it), or nil to start a fresh session; resumeOff is its offset (0 when nil).
+	resume    checkers.Checkpoint
+	resumeOff int
+	// wantStartCkpt asks for a checkpoint where the re-submitted text reaches the start
+	// node (it has none yet).
+	wantStartCkpt bool
+	ctx           context.Context
+	cancel        context.CancelFunc
+
+	// Manager-only state.
+	head    *Node
+	live    bool
+	outcome string
+	pending map[int]checkers.Checkpoint // chkpt events that came before their progress event
+	errs    []checkers.Event
+	sessID  int64
+	started time.Time
+
+	// mu guards the fields below, shared by the goroutines and the manager.
+	mu       sync.Mutex
+	text     strings.Builder // the checked text: start node's text + generated text (+ suffix)
+	genEnd   int             // end of the generated text; -1 while streaming
+	tokens   []TokenInfo
+	pieces   int // streamed pieces (tokens as the server sent them)
+	usage    model.Usage
+	checked  int  // the furthest offset the checker has reported on (for Lockstep)
+	stopped  bool // the checker reported an error, done or crash
+	notify   chan struct{}
+	finish   string // the model's finish reason
+	closeCut bool   // generation was ended structurally (StopAtClose) or by a stop sequence
+}
+
+// textUpTo returns the checked text up to off (clamped to what exists).
+func (r *rollout) textUpTo(off int) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.text.String()
+	return s[:min(max(off, 0), len(s))]
+}
+
+// snapshot returns the whole text and the end of its generated part (len(text) while the
+// stream runs).
+func (r *rollout) snapshot() (string, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.text.String()
+	end := r.genEnd
+	if end < 0 {
+		end = len(s)
+	}
+	return s, end
+}
+
+// view returns the rollout as a policy sees it.
+func (r *rollout) view() *RolloutView {
+	r.mu.Lock()
+	toks := append([]TokenInfo(nil), r.tokens...)
+	r.mu.Unlock()
+	return &RolloutView{ID: r.id, Start: r.start, Head: r.head, Live: r.live, Feedback: r.feedback, Tokens: toks}
+}
+
+// markChecked records a checker event for Lockstep waiting.
+func (r *rollout) markChecked(ev checkers.Event) {
+	r.mu.Lock()
+	switch ev.Kind {
+	case checkers.KindProgress:
+		r.checked = max(r.checked, ev.Off)
+	case checkers.KindError, checkers.KindDone, checkers.KindCrash:
+		r.stopped = true
+	}
+	r.mu.Unlock()
+	select {
+	case r.notify <- struct{}{}:
+	default:
+	}
+}
+
+// waitChecked blocks until the checker has reported on everything up to off (Lockstep).
+func (r *rollout) waitChecked(off int) {
+	for {
+		r.mu.Lock()
+		ok := r.checked >= off || r.stopped
+		r.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-r.notify:
+		case <-r.ctx.Done():
+			return
+		}
+	}
+}
+
+// item is one entry of a rollout's submit queue.
+type item struct {
+	text string
+	opts checkers.SubmitOptions
+	eos  bool
+}
+
+// queue is an unbounded FIFO between a rollout's producer and its submitter, so that the
+// producer never waits for the checker (not even for its socket to take the bytes).
+type queue struct {
+	mu     sync.Mutex
+	items  []item
+	closed bool
+	signal chan struct{}
+}
+
+func newQueue() *queue { return &queue{signal: make(chan struct{}, 1)} }
+
+func (q *queue) push(it item) {
+	q.mu.Lock()
+	q.items = append(q.items, it)
+	q.mu.Unlock()
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+// close marks the end of the queue; pop returns false once it is drained.
+func (q *queue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (q *queue) pop(ctx context.Context) (item, bool) {
+	for {
+		q.mu.Lock()
+		if len(q.items) > 0 {
+			it := q.items[0]
+			q.items = q.items[1:]
+			q.mu.Unlock()
+			return it, true
+		}
+		closed := q.closed
+		q.mu.Unlock()
+		if closed {
+			return item{}, false
+		}
+		select {
+		case <-q.signal:
+		case <-ctx.Done():
+			return item{}, false
+		}
+	}
+}
+
+// message is what the rollout goroutines tell the manager.
+type message struct {
+	r    *rollout
+	kind msgKind
+	ev   checkers.Event
+	err  error
+}
+
+type msgKind int
+
+const (
+	msgEvent      msgKind = iota // a checker event
+	msgStreamEnd                 // the model stream ended (err nil: normally)
+	msgCheckerErr                // the checker session could not be started
+	msgSession                   // the session exists (ev.ID = its id); resumed tells whether from a checkpoint
+)
+
+// send delivers m to the manager unless the search is over. It reports whether it did.
+func (s *search) send(m message) bool {
+	select {
+	case s.msgs <- m:
+		return true
+	case <-s.done:
+		return false
+	}
+}
+
+// produce streams the model's completion into the rollout's chunk queue.
+func (s *search) produce(r *rollout, q *queue) {
+	defer s.wg.Done()
+	err := s.stream(r, q)
+	q.close()
+	s.send(message{r: r, kind: msgStreamEnd, err: err})
+}
+
+// stream is produce's body. It returns nil when the stream ended normally (end of text, a
+// stop sequence, the construct closed, or the length limit).
+func (s *search) stream(r *rollout, q *queue) error {
+	base := r.start.Text
+	ch := chunk.New(s.chunkOpts)
+	every := s.req.CheckpointLines
+	if every == 0 {
+		every = DefaultCheckpointLines
+	}
+	linesSince := 0
+	needStartCkpt := r.wantStartCkpt
+	// emit queues chunks whose offsets are relative to resumeOff.
+	emit := func(chs []chunk.Chunk) int {
+		end := 0
+		for _, c := range chs {
+			end = r.resumeOff + c.End()
+			opts := checkers.SubmitOptions{Cat: c.Cat}
+			linesSince += strings.Count(c.Text, "\n")
+			switch {
+			case c.PreambleEnd && end > len(base):
+				// A preamble the model wrote (one inside the start text is covered by
+				// the start node's checkpoint).
+				opts.Checkpoint = true
+			case needStartCkpt && end >= len(base):
+				opts.Checkpoint = true
+			case every > 0 && linesSince >= every && end > len(base):
+				opts.Checkpoint = true
+			}
+			if end >= len(base) {
+				needStartCkpt = false
+			}
+			if opts.Checkpoint {
+				linesSince = 0
+			}
+			if s.mode != PostHoc && s.mode != Unchecked {
+				q.push(item{text: c.Text, opts: opts})
+			}
+		}
+		return end
+	}
+	if s.mode != PostHoc {
+		emit(ch.Write(base[r.resumeOff:]))
+	}
+	cut := newCutter(s, base)
+
+	stream, err := s.gen.Complete(r.ctx, model.Request{Model: s.req.Model, Prompt: r.prompt, Params: r.params})
+	if err != nil {
+		return err
+	}
+	defer stream.Close()
+	var streamErr error
+	for {
+		tok, err := stream.Next(r.ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			streamErr = err
+			break
+		}
+		off := len(base) + cut.g.Len()
+		piece, stop := cut.feed(tok.Text)
+		r.mu.Lock()
+		r.text.WriteString(piece)
+		r.tokens = append(r.tokens, TokenInfo{Off: off, Text: tok.Text, Logprob: tok.Logprob, Entropy: entropy(tok.TopLogprobs)})
+		r.pieces++
+		if stop {
+			r.closeCut = true
+		}
+		r.mu.Unlock()
+		spent := s.tokens.Add(1)
+		if end := emit(ch.Write(piece)); end > 0 && s.mode == Lockstep {
+			t0 := time.Now()
+			r.waitChecked(end)
+			s.modelWait.Add(int64(time.Since(t0)))
+		}
+		if stop {
+			break
+		}
+		if s.budget.MaxTokens > 0 && spent >= int64(s.budget.MaxTokens) {
+			streamErr = errTokenBudget
+			break
+		}
+	}
+	// Stop billing at once: a structural stop or a kill closes the stream before the rest.
+	stream.Close()
+	usage := stream.Usage()
+	rest := ""
+	if streamErr == nil {
+		rest = cut.flush()
+	}
+	r.mu.Lock()
+	r.text.WriteString(rest)
+	r.usage = usage
+	r.finish = stream.FinishReason()
+	text := r.text.String()
+	r.genEnd = len(text)
+	r.mu.Unlock()
+	if streamErr != nil {
+		return streamErr
+	}
+	if r.ctx.Err() != nil {
+		return r.ctx.Err()
+	}
+	switch s.mode {
+	case Unchecked:
+		return nil
+	case PostHoc:
+		rest := text[r.resumeOff:] + s.req.Suffix
+		if rest != "" {
+			q.push(item{text: rest, opts: checkers.SubmitOptions{Cat: checkers.BoundaryDecl}})
+		}
+	default:
+		emit(ch.Write(rest))
+		emit(ch.Flush())
+		if s.req.Suffix != "" {
+			r.mu.Lock()
+			r.text.WriteString(s.req.Suffix)
+			r.mu.Unlock()
+			for _, c := range chunk.Split(s.req.Suffix, s.chunkOpts) {
+				q.push(item{text: c.Text, opts: checkers.SubmitOptions{Cat: c.Cat}})
+			}
+		}
+	}
+	if s.mode == PostHoc && s.req.Suffix != "" {
+		r.mu.Lock()
+		r.text.WriteString(s.req.Suffix)
+		r.mu.Unlock()
+	}
+	q.push(item{eos: true})
+	return nil
+}
+
+// entropy is the entropy, in nats, of the distribution over the reported top alternatives
+// (normalised over them); 0 when none were reported.
+func entropy(top map[string]float64) float64 {
+	if len(top) == 0 {
+		return 0
+	}
+	var z float64
+	for _, lp := range top {
+		z += math.Exp(lp)
+	}
+	if z <= 0 {
+		return 0
+	}
+	var h float64
+	for _, lp := range top {
+		p := math.Exp(lp) / z
+		if p > 0 {
+			h -= p * math.Log(p)
+		}
+	}
+	return h
+}
+
+// submit starts or resumes the rollout's checker session and feeds it the queue. It closes the
+// session when the rollout's context ends (kill, or the end of the search).
+func (s *search) submit(r *rollout, q *queue) {
+	defer s.wg.Done()
+	var sess checkers.Session
+	var err error
+	resumed := false
+	if r.resume != nil {
+		sess, err = s.ck.Resume(r.ctx, r.resume)
+		r.resume.Release()
+		if err == nil {
+			resumed = true
+		} else if r.ctx.Err() == nil {
+			// The checkpoint is gone: check the whole text from scratch instead.
+			sess, err = s.ck.Start(r.ctx, s.sessOpts)
+			if err == nil {
+				for _, c := range chunk.Split(r.start.Text[:r.resumeOff], s.chunkOpts) {
+					if serr := sess.Submit(c.Text, checkers.SubmitOptions{Cat: c.Cat}); serr != nil {
+						break
+					}
+				}
+			}
+		}
+	} else {
+		sess, err = s.ck.Start(r.ctx, s.sessOpts)
+	}
+	if err != nil {
+		if r.ctx.Err() == nil {
+			s.send(message{r: r, kind: msgCheckerErr, err: err})
+		}
+		return
+	}
+	s.send(message{r: r, kind: msgSession, ev: checkers.Event{ID: sess.ID(), OK: resumed}})
+	s.wg.Add(2)
+	go s.read(r, sess)
+	go func() {
+		// Close the session the moment the rollout ends, even while a Submit is blocked.
+		defer s.wg.Done()
+		<-r.ctx.Done()
+		sess.Close()
+	}()
+	for {
+		it, ok := q.pop(r.ctx)
+		if !ok {
+			break
+		}
+		var err error
+		if it.eos {
+			err = sess.EOS()
+		} else {
+			err = sess.Submit(it.text, it.opts)
+		}
+		if err != nil {
+			break // the session died (or was closed): its events end with a crash event
+		}
+	}
+}
+
+// drainTimeout bounds how long a reader waits for a closed session's event channel to close.
+const drainTimeout = 10 * time.Second
+
+// read forwards the session's events to the manager. Once the rollout is over it only drains
+// the channel, releasing the checkpoint references that chkpt events carry.
+func (s *search) read(r *rollout, sess checkers.Session) {
+	defer s.wg.Done()
+	events := sess.Events()
+	var timeout <-chan time.Time
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			r.markChecked(ev)
+			if r.ctx.Err() == nil && s.send(message{r: r, kind: msgEvent, ev: ev}) {
+				continue
+			}
+			if ev.Kind == checkers.KindChkpt {
+				if cp := s.ck.Adopt(ev.ID); cp != nil {
+					cp.Release()
+				}
+			}
+		case <-r.ctx.Done():
+			if timeout == nil {
+				timeout = time.After(drainTimeout)
+			}
+		case <-timeout:
+			return
+		}
+	}
+}
+
+// cutter ends generation early: at a stop sequence (also enforced here, in case the server
+// ignores it) and, with StopAtClose, once the construct at the insertion point is closed. It
+// holds back what might still be cut: the current incomplete line when StopAtClose is set, and
+// the last bytes that might begin a stop sequence. Nothing is lost for checking, since the
+// chunker only submits complete lines anyway.
+type cutter struct {
+	stops   []string
+	maxStop int
+
+	closeOn   bool
+	depth     *chunk.Chunker // brace depth over complete lines, fed from the document's start
+	d0        int            // depth at the insertion point
+	deeper    bool           // depth went above d0 after the insertion point
+	exclusive bool           // the suffix closes the block itself: cut before the closing line
+
+	g      strings.Builder // generated text fed so far
+	passed int             // bytes of g passed on
+	lined  int             // bytes of g fed to the depth tracker (complete lines only)
+	done   bool
+}
+
+func newCutter(s *search, base string) *cutter {
+	c := &cutter{stops: s.req.Params.Stop, closeOn: s.req.StopAtClose}
+	for _, st := range c.stops {
+		c.maxStop = max(c.maxStop, len(st))
+	}
+	if !c.closeOn {
+		return c
+	}
+	c.depth = chunk.New(s.chunkOpts)
+	c.depth.Write(s.req.Prefix)
+	c.d0 = s.prefixDepth
+	c.exclusive = s.suffixCloses
+	// Lines generated before the start node count too (a rollback keeps them).
+	gen := base[min(len(s.req.Prefix), len(base)):]
+	for len(gen) > 0 {
+		j := strings.IndexByte(gen, '\n')
+		if j < 0 {
+			c.depth.Write(gen)
+			break
+		}
+		c.depth.Write(gen[:j+1])
+		gen = gen[j+1:]
+		if c.depth.Depth() > c.d0 {
+			c.deeper = true
+		}
+	}
+	return c
+}
+
+// feed takes the next piece of the stream and returns the text to pass on now, and whether
+// generation ends with it.
+func (c *cutter) feed(piece string) (string, bool) {
+	if c.done {
+		return "", true
+	}
+	before := c.g.Len()
+	c.g.WriteString(piece)
+	g := c.g.String()
+	end := len(g)
+	stop := false
+	for _, st := range c.stops {
+		if st == "" {
+			continue
+		}
+		from := max(before-len(st)+1, 0)
+		if k := strings.Index(g[from:], st); k >= 0 && from+k < end {
+			end, stop = from+k, true
+		}
+	}
+	if c.closeOn {
+		for c.lined < end {
+			j := strings.IndexByte(g[c.lined:end], '\n')
+			if j < 0 {
+				break
+			}
+			lineStart := c.lined
+			c.lined += j + 1
+			c.depth.Write(g[lineStart:c.lined])
+			d := c.depth.Depth()
+			if d > c.d0 {
+				c.deeper = true
+			}
+			if d < c.d0 || (c.d0 == 0 && c.deeper && d <= 0) {
+				stop = true
+				end = c.lined
+				if c.exclusive && d < c.d0 {
+					end = lineStart
+				}
+				break
+			}
+		}
+	}
+	hold := end
+	if !stop {
+		if c.closeOn {
+			hold = min(hold, c.lined)
+		}
+		if c.maxStop > 1 {
+			hold = min(hold, len(g)-(c.maxStop-1))
+		}
+	}
+	hold = max(hold, c.passed)
+	out := g[c.passed:hold]
+	c.passed = hold
+	c.done = stop
+	return out, stop
+}
+
+// flush returns what is still held when the stream ended by itself.
+func (c *cutter) flush() string {
+	if c.done {
+		return ""
+	}
+	g := c.g.String()
+	out := g[c.passed:]
+	c.passed = len(g)
+	c.done = true
+	return out
+}
+
+// String describes a rollout for messages.
+func (r *rollout) String() string { return fmt.Sprintf("rollout %d", r.id) }

@@ -1,0 +1,263 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/hydra-lsp/hydra/checkers/mutate"
+)
+
+// Distance classes of a fault: how far before the reported error its root lies.
+const (
+	// ClassLocal: the root is on the line clang reports (regenerating that line fixes it).
+	ClassLocal = "local"
+	// ClassMid: the root is on an earlier line, in the later half of the generated text before
+	// the error.
+	ClassMid = "mid"
+	// ClassFar: the root lies in the first half of the generated text before the error, so a
+	// repair must roll back past half-way.
+	ClassFar = "far"
+)
+
+// Fault is an injected error, checked with the real clang: Text fails to compile and the root
+// lies on or before the line of the first error clang reports (on the same line clang may point
+// a few columns before the root, e.g. at the callee of a call whose arguments changed). Offsets are bytes in Text, which is a whole program (the task's
+// prompt included).
+type Fault struct {
+	Op   mutate.Op `json:"op"`
+	Desc string    `json:"desc"`
+	Text string    `json:"-"`
+	// Diff is where Text first differs from the correct program; a retry regenerates the fault
+	// exactly when it starts at or before Diff.
+	Diff     int    `json:"diff"`
+	RootOff  int    `json:"root_off"`
+	RootLine int    `json:"root_line"`
+	ErrOff   int    `json:"err_off"`
+	ErrLine  int    `json:"err_line"`
+	Diag     string `json:"diag"`
+	Class    string `json:"class"`
+}
+
+// Plan is what the simulated model does on a task: whether its first attempt has a fault, and
+// the faults it may make on later attempts.
+type Plan struct {
+	TaskID string `json:"task_id"`
+	// First is the first attempt's fault (nil: the first attempt is correct).
+	First *Fault `json:"first,omitempty"`
+	// WantClass is the distance class drawn for First; First.Class may differ when no mutant of
+	// that class was found.
+	WantClass string `json:"want_class,omitempty"`
+	// Pool holds further checked faults that retries may introduce (new faults at the base rate).
+	Pool []*Fault `json:"pool,omitempty"`
+	// ClangRuns counts the compiler runs the plan took.
+	ClangRuns int `json:"clang_runs"`
+}
+
+// opsFor orders the mutation operators by how likely each gives a fault of the class.
+func opsFor(class string, ops []mutate.Op, rng *rand.Rand) []mutate.Op {
+	pref := map[string][]mutate.Op{
+		ClassLocal: {mutate.DeleteSemi, mutate.NoMember, mutate.ArgCount},
+		ClassMid:   {mutate.MoveDecl, mutate.RenameDecl, mutate.ChangeType},
+		ClassFar:   {mutate.DeleteInclude, mutate.RenameDecl, mutate.ChangeType},
+	}[class]
+	allowed := map[mutate.Op]bool{}
+	for _, o := range ops {
+		allowed[o] = true
+	}
+	var first, rest []mutate.Op
+	inPref := map[mutate.Op]bool{}
+	for _, o := range pref {
+		if allowed[o] {
+			first = append(first, o)
+			inPref[o] = true
+		}
+	}
+	for _, o := range ops {
+		if !inPref[o] {
+			rest = append(rest, o)
+		}
+	}
+	rng.Shuffle(len(first), func(i, j int) { first[i], first[j] = first[j], first[i] })
+	rng.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
+	return append(first, rest...)
+}
+
+// planner makes Plans with the real clang.
+type planner struct {
+	clang      string
+	ops        []mutate.Op
+	candidates int // clang runs per plan at most
+	poolSize   int
+}
+
+// plan draws and checks the faults of task t. wantFault says whether the first attempt has one
+// (drawn by the caller), class its distance class.
+func (p *planner) plan(ctx context.Context, t Task, rng *rand.Rand, wantFault bool, class string) (*Plan, error) {
+	pl := &Plan{TaskID: t.ID}
+	if wantFault {
+		pl.WantClass = class
+	}
+	src := t.Text()
+	g := len(t.Prompt)
+	seen := map[string]bool{src: true}
+	var found []*Fault
+	ops := opsFor(class, p.ops, rng)
+	for i := 0; pl.ClangRuns < p.candidates && i < 6*len(ops); i++ {
+		op := ops[i%len(ops)]
+		m, err := mutate.Apply(src, t.Lang, op, rng)
+		if err != nil {
+			if errors.Is(err, mutate.ErrNotApplicable) {
+				continue
+			}
+			return nil, fmt.Errorf("plan %s: %w", t.ID, err)
+		}
+		diff := commonPrefix(src, m.Text)
+		if seen[m.Text] || diff < g || m.RootOff < g {
+			continue // the same mutant again, or one that changes the prompt
+		}
+		seen[m.Text] = true
+		pl.ClangRuns++
+		res, err := runClang(ctx, p.clang, t, m.Text)
+		if err != nil {
+			return nil, fmt.Errorf("plan %s: %w", t.ID, err)
+		}
+		if res.ok || res.line < m.RootLine {
+			continue // compiles, or clang complains before the root's line (not the fault we meant)
+		}
+		f := &Fault{Op: m.Op, Desc: m.Desc, Text: m.Text, Diff: min(diff, m.RootOff), RootOff: m.RootOff,
+			RootLine: m.RootLine, ErrOff: res.off, ErrLine: res.line, Diag: res.diag}
+		f.Class = classify(g, f)
+		found = append(found, f)
+		if wantFault && pl.First == nil && f.Class == class {
+			pl.First = f
+		}
+		if (!wantFault || pl.First != nil) && len(found) >= p.poolSize+1 {
+			break
+		}
+	}
+	if wantFault && pl.First == nil && len(found) > 0 {
+		pl.First = closest(found, class)
+	}
+	for _, f := range found {
+		if f != pl.First && len(pl.Pool) < p.poolSize {
+			pl.Pool = append(pl.Pool, f)
+		}
+	}
+	return pl, nil
+}
+
+// classify puts f in a distance class relative to the generated text starting at g.
+func classify(g int, f *Fault) string {
+	switch {
+	case f.RootLine == f.ErrLine:
+		return ClassLocal
+	case f.RootOff < g+(f.ErrOff-g)/2:
+		return ClassFar
+	}
+	return ClassMid
+}
+
+// closest picks the found fault whose class is nearest to want (local < mid < far).
+func closest(found []*Fault, want string) *Fault {
+	rank := map[string]int{ClassLocal: 0, ClassMid: 1, ClassFar: 2}
+	best := found[0]
+	for _, f := range found[1:] {
+		if abs(rank[f.Class]-rank[want]) < abs(rank[best.Class]-rank[want]) {
+			best = f
+		}
+	}
+	return best
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// clangResult is the verdict of whole-file clang -fsyntax-only and its first error.
+type clangResult struct {
+	ok   bool
+	off  int // byte offset of the first error in the text
+	line int
+	col  int
+	diag string
+}
+
+var diagRE = regexp.MustCompile(`^(.*?):(\d+):(\d+): (?:fatal )?error: (.*)$`)
+
+// runClang checks text as a whole file with `clang -fsyntax-only` and the task's flags.
+func runClang(ctx context.Context, clang string, t Task, text string) (clangResult, error) {
+	dir, err := os.MkdirTemp("", "hydra-sim-")
+	if err != nil {
+		return clangResult{}, fmt.Errorf("clang check: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, t.Filename())
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		return clangResult{}, fmt.Errorf("clang check: %w", err)
+	}
+	args := append(t.Flags(), "-fsyntax-only", "-fno-color-diagnostics", "-fno-caret-diagnostics", "-ferror-limit=1", path)
+	cmd := exec.CommandContext(ctx, clang, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	if err == nil {
+		return clangResult{ok: true}, nil
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return clangResult{}, fmt.Errorf("clang check: run %s: %w", clang, err)
+	}
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		m := diagRE.FindStringSubmatch(l)
+		if m == nil || filepath.Base(m[1]) != t.Filename() {
+			continue
+		}
+		line, _ := strconv.Atoi(m[2])
+		col, _ := strconv.Atoi(m[3])
+		return clangResult{off: offsetOf(text, line, col), line: line, col: col, diag: m[4]}, nil
+	}
+	return clangResult{}, fmt.Errorf("clang check: %s failed without an error in the file: %s", clang, firstLine(stderr.String()))
+}
+
+// offsetOf converts a 1-based line and byte column to a byte offset in text.
+func offsetOf(text string, line, col int) int {
+	off := 0
+	for l := 1; l < line; l++ {
+		nl := strings.IndexByte(text[off:], '\n')
+		if nl < 0 {
+			return len(text)
+		}
+		off += nl + 1
+	}
+	return min(off+col-1, len(text))
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}

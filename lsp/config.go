@@ -1,0 +1,213 @@
+package lsp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Config is the server's configuration, section "hydra" (a contract with the editor clients).
+type Config struct {
+	// ModelURL is the OpenAI-compatible server's base URL (fallback HYDRA_MODEL_URL).
+	ModelURL string `json:"modelUrl,omitempty"`
+	// Model is the model name sent with each request (fallback HYDRA_MODEL).
+	Model string `json:"model,omitempty"`
+	// APIKeyEnv names the environment variable that holds the API key (fallback HYDRA_API_KEY).
+	APIKeyEnv string `json:"apiKeyEnv,omitempty"`
+	// Policy names the rollback policy; "" is the engine's default.
+	Policy string `json:"policy,omitempty"`
+	// MaxTokens and MaxAttempts bound a search; 0 is the engine's default.
+	MaxTokens   int `json:"maxTokens,omitempty"`
+	MaxAttempts int `json:"maxAttempts,omitempty"`
+	// ClangFlags are added after the flags found in compile_commands.json / compile_flags.txt.
+	ClangFlags []string `json:"clangFlags,omitempty"`
+
+	// APIKey is resolved from APIKeyEnv or HYDRA_API_KEY; it never travels in configuration.
+	APIKey string `json:"-"`
+}
+
+// configPatch is one source's settings: a nil field was not given and leaves the value as is.
+type configPatch struct {
+	ModelURL    *string   `json:"modelUrl"`
+	Model       *string   `json:"model"`
+	APIKeyEnv   *string   `json:"apiKeyEnv"`
+	Policy      *string   `json:"policy"`
+	MaxTokens   *int      `json:"maxTokens"`
+	MaxAttempts *int      `json:"maxAttempts"`
+	ClangFlags  *[]string `json:"clangFlags"`
+}
+
+// configSource names where settings came from (for logs and tests).
+type configSource string
+
+const (
+	sourceInitOptions   configSource = "initializationOptions"
+	sourceDidChange     configSource = "workspace/didChangeConfiguration"
+	sourceConfiguration configSource = "workspace/configuration"
+)
+
+// parseConfigPatch reads settings given as {"hydra": {...}} or flat {...}. null or {} is an
+// empty patch; anything else that is not an object is an error.
+func parseConfigPatch(raw json.RawMessage) (configPatch, error) {
+	var p configPatch
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return p, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return p, fmt.Errorf("settings are not an object: %w", err)
+	}
+	if sec, ok := obj["hydra"]; ok {
+		raw = sec
+		if string(bytes.TrimSpace(raw)) == "null" {
+			return p, nil
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&p); err != nil {
+		return p, fmt.Errorf("hydra settings: %w", err)
+	}
+	return p, nil
+}
+
+// apply overlays the given fields on c.
+func (p configPatch) apply(c *Config) {
+	set := func(dst *string, src *string) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	set(&c.ModelURL, p.ModelURL)
+	set(&c.Model, p.Model)
+	set(&c.APIKeyEnv, p.APIKeyEnv)
+	set(&c.Policy, p.Policy)
+	if p.MaxTokens != nil {
+		c.MaxTokens = *p.MaxTokens
+	}
+	if p.MaxAttempts != nil {
+		c.MaxAttempts = *p.MaxAttempts
+	}
+	if p.ClangFlags != nil {
+		c.ClangFlags = append([]string(nil), (*p.ClangFlags)...)
+	}
+}
+
+// configStore holds the configuration as its sources set it. Later settings win field by
+// field: initializationOptions first, then each didChangeConfiguration and each
+// workspace/configuration answer in the order they arrive. Environment variables fill only
+// what no source set.
+type configStore struct {
+	getenv func(string) string
+
+	mu  sync.Mutex
+	cfg Config
+	// from records which source set each field last (for the log and tests).
+	from map[string]configSource
+}
+
+func newConfigStore(getenv func(string) string) *configStore {
+	return &configStore{getenv: getenv, from: map[string]configSource{}}
+}
+
+// apply overlays raw settings from a source.
+func (s *configStore) apply(src configSource, raw json.RawMessage) error {
+	p, err := parseConfigPatch(raw)
+	if err != nil {
+		return fmt.Errorf("%s: %w", src, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p.apply(&s.cfg)
+	mark := func(name string, set bool) {
+		if set {
+			s.from[name] = src
+		}
+	}
+	mark("modelUrl", p.ModelURL != nil)
+	mark("model", p.Model != nil)
+	mark("apiKeyEnv", p.APIKeyEnv != nil)
+	mark("policy", p.Policy != nil)
+	mark("maxTokens", p.MaxTokens != nil)
+	mark("maxAttempts", p.MaxAttempts != nil)
+	mark("clangFlags", p.ClangFlags != nil)
+	return nil
+}
+
+// get returns the effective configuration: the sources' settings, then the environment
+// fallbacks, with the API key resolved.
+func (s *configStore) get() Config {
+	s.mu.Lock()
+	c := s.cfg
+	c.ClangFlags = append([]string(nil), s.cfg.ClangFlags...)
+	s.mu.Unlock()
+	if c.ModelURL == "" {
+		c.ModelURL = s.getenv("HYDRA_MODEL_URL")
+	}
+	if c.Model == "" {
+		c.Model = s.getenv("HYDRA_MODEL")
+	}
+	if c.APIKeyEnv != "" {
+		c.APIKey = s.getenv(c.APIKeyEnv)
+	}
+	if c.APIKey == "" {
+		c.APIKey = s.getenv("HYDRA_API_KEY")
+	}
+	return c
+}
+
+// source says which source last set a field ("" if none did).
+func (s *configStore) source(field string) configSource {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.from[field]
+}
+
+// didChangeConfiguration overlays settings pushed by the client (if any) and pulls the
+// section again, as clients that only signal a change expect.
+func (s *Server) didChangeConfiguration(_ context.Context, params json.RawMessage) error {
+	var p DidChangeConfigurationParams
+	if err := decodeParams("workspace/didChangeConfiguration", params, &p); err != nil {
+		return err
+	}
+	if err := s.cfg.apply(sourceDidChange, p.Settings); err != nil {
+		s.showMessage(MessageWarning, "hydra: ignoring configuration: "+err.Error())
+	}
+	s.goPullConfig()
+	s.flagsChanged() // clangFlags may have changed: re-warm with the new flags
+	return nil
+}
+
+// goPullConfig asks the client for the section "hydra" with workspace/configuration, when the
+// client serves it, on a goroutine of its own (the read loop must stay free for the answer).
+func (s *Server) goPullConfig() {
+	s.mu.Lock()
+	ok := s.caps.Workspace.Configuration
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var res []json.RawMessage
+		err := s.conn.Call(ctx, "workspace/configuration", ConfigurationParams{Items: []ConfigurationItem{{Section: "hydra"}}}, &res)
+		if err != nil {
+			s.logf("workspace/configuration: %v", err)
+			return
+		}
+		if len(res) == 0 {
+			return
+		}
+		if err := s.cfg.apply(sourceConfiguration, res[0]); err != nil {
+			s.logf("%v", err)
+			return
+		}
+		s.flagsChanged()
+	}()
+}

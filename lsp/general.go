@@ -1,0 +1,110 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"syscall"
+	"time"
+)
+
+// Command names (the contract with the editor clients).
+const (
+	// CommandGenerate runs "Generate with repair" and returns its summary when it ends.
+	CommandGenerate = "hydra.generate"
+	// CommandCancel cancels generations: all, or those of one document.
+	CommandCancel = "hydra.cancel"
+	// KindGenerate is the code action kind of "Generate with repair".
+	KindGenerate = "source.generate.hydra"
+)
+
+// initialize answers the client's capabilities with the server's and takes the initial
+// configuration from initializationOptions.
+func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, error) {
+	var p InitializeParams
+	if err := decodeParams("initialize", params, &p); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.initialized {
+		s.mu.Unlock()
+		return nil, invalidParams("initialize", errors.New("initialize sent twice"))
+	}
+	s.initialized = true
+	s.caps = p.Capabilities
+	s.enc = negotiateEncoding(p.Capabilities.General.PositionEncodings)
+	enc := s.enc
+	s.mu.Unlock()
+
+	if len(p.InitializationOptions) > 0 {
+		if err := s.cfg.apply(sourceInitOptions, p.InitializationOptions); err != nil {
+			s.logf("initializationOptions: %v", err)
+		}
+	}
+	if p.ProcessID != nil && *p.ProcessID > 0 {
+		s.watchParent(ctx, *p.ProcessID)
+	}
+
+	caps := ServerCapabilities{
+		PositionEncoding: enc.String(),
+		TextDocumentSync: TextDocumentSyncOptions{OpenClose: true, Change: 2},
+		CodeActionProvider: CodeActionOptions{
+			CodeActionKinds: []string{KindGenerate},
+		},
+		ExecuteCommandProvider: ExecuteCommandOptions{
+			Commands:         []string{CommandGenerate, CommandCancel},
+			WorkDoneProgress: true,
+		},
+		InlineCompletionProvider: &InlineCompletionOptions{WorkDoneProgress: true},
+	}
+	return InitializeResult{Capabilities: caps, ServerInfo: ServerInfo{Name: "hydra", Version: s.opts.Version}}, nil
+}
+
+// initializedNotification pulls the configuration when the client serves workspace/configuration.
+func (s *Server) initializedNotification(context.Context, json.RawMessage) error {
+	s.goPullConfig()
+	return nil
+}
+
+// shutdownRequest stops every generation; the processes end at exit.
+func (s *Server) shutdownRequest(context.Context, json.RawMessage) (any, error) {
+	s.mu.Lock()
+	s.shutdown = true
+	s.mu.Unlock()
+	s.stopAll()
+	return nil, nil
+}
+
+// exitNotification ends Serve.
+func (s *Server) exitNotification(context.Context, json.RawMessage) error {
+	s.exitOnce.Do(func() {
+		s.mu.Lock()
+		s.exitOK = s.shutdown
+		s.mu.Unlock()
+		close(s.exited)
+	})
+	return nil
+}
+
+// watchParent ends the server when the client's process is gone even though the pipe stays
+// open (clangd does the same): a vanished client must leave no checker process behind.
+func (s *Server) watchParent(ctx context.Context, pid int) {
+	go func() {
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.exited:
+				return
+			case <-t.C:
+				if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+					s.logf("client process %d is gone; exiting", pid)
+					s.exitOnce.Do(func() { close(s.exited) })
+					return
+				}
+			}
+		}
+	}()
+}

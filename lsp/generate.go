@@ -1,0 +1,671 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/hydra-lsp/hydra/checkers"
+	"github.com/hydra-lsp/hydra/engine"
+	"github.com/hydra-lsp/hydra/engine/model"
+)
+
+// Why a generation stopped before its search ended (Summary.Reason); the search's own reasons
+// ("accepted", "max_attempts", …) pass through otherwise.
+const (
+	reasonCancelled = "cancelled"
+	reasonClosed    = "document_closed"
+	reasonUserEdit  = "user_edit"
+	reasonDesync    = "document_out_of_sync"
+	reasonRejected  = "edit_rejected"
+	reasonError     = "error"
+)
+
+// promptBudget bounds the document text sent to the model before the insertion point: the
+// prompt is the tail of the prefix, cut at a line start (the checker still sees it all).
+const promptBudget = 48 << 10
+
+// editConfirmTimeout is how long an applied edit may wait for the client's didChange that
+// reports it (Neovim 0.7 debounces didChange by 150 ms) before the server assumes it was lost.
+const editConfirmTimeout = 10 * time.Second
+
+// maxRejected bounds how many edits in a row the client may refuse before generation stops.
+const maxRejected = 20
+
+// Summary is what hydra.generate returns when the generation ends (a contract with the
+// editor clients: ok, text, attempts, outputTokens and reason are always present).
+type Summary struct {
+	OK           bool   `json:"ok"`
+	Text         string `json:"text"` // the accepted text now in the document
+	Attempts     int    `json:"attempts"`
+	OutputTokens int    `json:"outputTokens"`
+	Reason       string `json:"reason"`
+	// Message is the one-line summary also shown with window/showMessage.
+	Message string `json:"message"`
+	// WallMs is the generation's wall time; TimeToFirstCheckMs the time from its start to the
+	// first checked line (small when the preamble's checkpoint was warm).
+	WallMs             int64 `json:"wallMs"`
+	TimeToFirstCheckMs int64 `json:"timeToFirstCheckMs"`
+	// Warm says whether a dormant checkpoint of the document's preamble was ready.
+	Warm        bool `json:"warm"`
+	Rollbacks   int  `json:"rollbacks"`
+	Diagnostics int  `json:"diagnostics"`
+}
+
+// target is where a generation writes: a document and a place in it.
+type target struct {
+	URI      string
+	Position Position
+	Range    *Range
+	// AtCursor inserts exactly at Position (inline completion's ghost text) instead of moving
+	// to the next line's start at the end of a line.
+	AtCursor bool
+}
+
+// generation is one running "Generate with repair": a search whose accepted text is streamed
+// into a region of a document.
+type generation struct {
+	s      *Server
+	id     int
+	uri    string
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	// lead is inserted before the generated text (a line break when the insertion point was the
+	// end of a non-blank line); it is part of the search's prefix.
+	lead string
+	// insertOff is the insertion point in the document at the start; prefix is what the
+	// checker saw before it (document text up to insertOff, plus lead).
+	insertOff int
+	prefix    string
+	suffix    string
+	// versioned: the client takes versioned edits (and so refuses stale ones).
+	versioned bool
+	warm      bool
+	started   time.Time
+
+	// Guarded by s.mu, because they change together with the document they describe:
+	// the region [start, start+len(shown)) of the document holds shown, the generated text as
+	// the client has applied it; pending is the edit sent and not yet seen coming back.
+	start      int
+	shown      string
+	pending    *pendingEdit
+	stopReason string
+
+	// mu guards what the search's updates leave for the edit loop.
+	mu       sync.Mutex
+	target   string // lead + the accepted text the document should show
+	messages []string
+	finished bool
+	wake     chan struct{}
+}
+
+// pendingEdit is an edit sent with workspace/applyEdit that the document has not shown yet.
+type pendingEdit struct {
+	base       int // the document version the edit was made against
+	start, end int // the document bytes it replaces (moved by changes before them)
+	text       string
+	shown      string // the region's text once it is applied
+	sent       bool   // the client answered applied: true
+	matched    bool   // a didChange applied exactly this edit
+	dead       bool   // a change that is not this edit came first: a versioned client drops it
+	sentAt     time.Time
+}
+
+// signal wakes the edit loop.
+func (g *generation) signal() {
+	select {
+	case g.wake <- struct{}{}:
+	default:
+	}
+}
+
+// stopLocked stops the generation (s.mu held): the search is cancelled, no more edits are
+// sent, and what the document holds stays.
+func (g *generation) stopLocked(reason string) {
+	if g.stopReason != "" {
+		return
+	}
+	g.stopReason = reason
+	g.cancel(errors.New(reason))
+	g.signal()
+}
+
+// observeLocked is called (s.mu held) for every change the client applies to the document:
+// old → new by c. Its own pending edit coming back updates shown; another change before the
+// region moves it, after the region leaves it, inside the region stops the generation.
+func (g *generation) observeLocked(old, new string, c change) {
+	if g.stopReason != "" {
+		return
+	}
+	if p := g.pending; p != nil && !p.matched && !p.dead && p.end <= len(old) {
+		if new == old[:p.start]+p.text+old[p.end:] {
+			g.shown = p.shown
+			p.matched = true
+			g.signal()
+			return
+		}
+	}
+	c = c.trim(old)
+	if c.Start == c.End && c.Text == "" {
+		return
+	}
+	switch relate(c, g.start, g.start+len(g.shown)) {
+	case changeBefore:
+		d := c.shift()
+		g.start += d
+		if p := g.pending; p != nil {
+			p.start += d
+			p.end += d
+		}
+	case changeAfter:
+	case changeInside:
+		g.stopLocked(reasonUserEdit)
+	}
+	if p := g.pending; p != nil && g.versioned && !p.matched {
+		// The client changed the document at a version our edit did not expect: it refuses
+		// the edit (VS Code, the LSP) or drops it (Neovim 0.7). Either way it is not coming.
+		p.dead = true
+		g.signal()
+	}
+}
+
+// versionSeenLocked is called (s.mu held) after a didChange moved the document to version v.
+func (g *generation) versionSeenLocked(v int) {
+	if p := g.pending; p != nil && g.versioned && p.sent && !p.matched && v > p.base {
+		p.dead = true
+	}
+	g.signal()
+}
+
+// update is the search's OnUpdate: it records the accepted text and the message for the edit
+// loop and returns at once (the search never waits for the editor).
+func (g *generation) update(u engine.Update) {
+	g.mu.Lock()
+	switch u.Kind {
+	case "accepted", "rollback", "attempt":
+		// Only checker-accepted text; "done" carries a failed search's unchecked best attempt.
+		g.target = g.withLead(u.Accepted)
+	}
+	if u.Message != "" {
+		g.messages = append(g.messages, u.Message)
+	} else if u.Kind == "attempt" {
+		g.messages = append(g.messages, fmt.Sprintf("attempt %d", u.Attempt))
+	}
+	g.mu.Unlock()
+	g.signal()
+}
+
+func (g *generation) withLead(accepted string) string {
+	if accepted == "" {
+		return ""
+	}
+	return g.lead + accepted
+}
+
+// insertionPoint turns the place asked for into the byte offset where generated text goes and
+// the lead that precedes it: after a selection (the instruction), or at the cursor; at the
+// end of a non-blank line the text starts on a new line.
+func insertionPoint(text string, off int) (int, string) {
+	lineEnd := len(text)
+	if i := strings.IndexByte(text[off:], '\n'); i >= 0 {
+		lineEnd = off + i
+	}
+	if strings.TrimSpace(text[off:lineEnd]) != "" {
+		return off, "" // in the middle of code: continue right there
+	}
+	lineStart := strings.LastIndexByte(text[:off], '\n') + 1
+	if strings.TrimSpace(text[lineStart:off]) == "" {
+		return lineStart, "" // a blank line: write it from its start
+	}
+	if lineEnd < len(text) {
+		return lineEnd + 1, "" // end of a line: the next line's start
+	}
+	return lineEnd, "\n" // end of the last line, which has no line break
+}
+
+// endOfCodeLine says whether off ends a line that has code before it and none after it.
+func endOfCodeLine(text string, off int) bool {
+	lineEnd := len(text)
+	if i := strings.IndexByte(text[off:], '\n'); i >= 0 {
+		lineEnd = off + i
+	}
+	lineStart := strings.LastIndexByte(text[:off], '\n') + 1
+	return strings.TrimSpace(text[off:lineEnd]) == "" && strings.TrimSpace(text[lineStart:off]) != ""
+}
+
+// promptFor is the tail of prefix the model sees, within promptBudget and cut at a line start.
+func promptFor(prefix string) string {
+	if len(prefix) <= promptBudget {
+		return ""
+	}
+	tail := prefix[len(prefix)-promptBudget:]
+	if i := strings.IndexByte(tail, '\n'); i >= 0 {
+		tail = tail[i+1:]
+	}
+	return tail
+}
+
+// searchSetup is what a search of a document at a place needs.
+type searchSetup struct {
+	req       engine.Request
+	gen       model.Generator
+	insertOff int
+	lead      string
+	warm      bool
+	version   int
+	enc       posEncoding
+	versioned bool
+}
+
+// prepare builds the engine request for a document at a place: whole-document mode, the
+// document's compile flags, the configured model, policy and budget.
+func (s *Server) prepare(t target) (*searchSetup, error) {
+	cfg := s.cfg.get()
+	s.mu.Lock()
+	d := s.docs[t.URI]
+	if d == nil {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("document %s is not open", t.URI)
+	}
+	if !d.isCFamily() {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("document %s is %s, not C or C++", t.URI, d.lang)
+	}
+	text, version, enc := d.text, d.version, s.enc
+	versioned := s.caps.Workspace.WorkspaceEdit.DocumentChanges
+	path, lang := d.path, d.lang
+	s.mu.Unlock()
+
+	pos := t.Position
+	if t.Range != nil {
+		pos = t.Range.End
+	}
+	off, err := offsetAt(text, pos, enc)
+	if err != nil {
+		return nil, fmt.Errorf("position in %s: %w", t.URI, err)
+	}
+	insertOff, lead := insertionPoint(text, off)
+	if t.AtCursor {
+		insertOff, lead = off, ""
+		if endOfCodeLine(text, off) {
+			lead = "\n"
+		}
+	}
+
+	if cfg.ModelURL == "" {
+		return nil, errors.New("no model server configured: set hydra.modelUrl (or HYDRA_MODEL_URL)")
+	}
+	if s.opts.NewGenerator == nil || s.opts.Search == nil || s.opts.Checker == nil {
+		return nil, errors.New("server built without an engine")
+	}
+	gen, err := s.opts.NewGenerator(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("model client for %s: %w", cfg.ModelURL, err)
+	}
+	var pol engine.Policy
+	if cfg.Policy != "" && s.opts.Policy != nil {
+		if pol, err = s.opts.Policy(cfg.Policy); err != nil {
+			return nil, fmt.Errorf("policy %q: %w", cfg.Policy, err)
+		}
+	}
+	opts := s.sessionOptions(path, lang)
+	filename, flags := opts.Filename, opts.Flags
+	prefix := text[:insertOff] + lead
+	suffix := text[insertOff:]
+	req := engine.Request{
+		Prompt:      promptFor(prefix),
+		Prefix:      prefix,
+		Suffix:      suffix,
+		Filename:    filename,
+		Flags:       flags,
+		Model:       cfg.Model,
+		Policy:      pol,
+		Budget:      engine.Budget{MaxTokens: cfg.MaxTokens, MaxAttempts: cfg.MaxAttempts},
+		StopAtClose: strings.TrimSpace(suffix) != "",
+	}
+	warm := false
+	if s.warm != nil {
+		warm = s.warm.ready(checkers.SessionOptions{Flags: flags, Filename: filename}, prefix)
+	}
+	return &searchSetup{req: req, gen: gen, insertOff: insertOff, lead: lead, warm: warm,
+		version: version, enc: enc, versioned: versioned}, nil
+}
+
+// sessionOptions is how a document is checked: its path (or an untitled name) and its compile
+// flags, the configured clangFlags last.
+func (s *Server) sessionOptions(path, lang string) checkers.SessionOptions {
+	filename := path
+	if filename == "" {
+		filename = "untitled.cpp"
+		if lang == "c" {
+			filename = "untitled.c"
+		}
+	}
+	fs := s.flags.forFile(path, lang)
+	flags := append(append([]string(nil), fs.Flags...), s.cfg.get().ClangFlags...)
+	return checkers.SessionOptions{Flags: flags, Filename: filename}
+}
+
+// checker is the checker searches run on: the warm cache's wrapper when warm start is on.
+func (s *Server) checker() checkers.Checker {
+	if s.warm != nil {
+		return s.warm.wrap()
+	}
+	return s.opts.Checker
+}
+
+// generate runs "Generate with repair" at t until it ends and returns its summary. ctx is the
+// executeCommand request's: $/cancelRequest on it cancels the generation.
+func (s *Server) generate(ctx context.Context, t target, token json.RawMessage) (*Summary, error) {
+	setup, err := s.prepare(t)
+	if err != nil {
+		return nil, err
+	}
+	gctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	g := &generation{
+		s: s, uri: t.URI, ctx: gctx, cancel: cancel,
+		lead: setup.lead, insertOff: setup.insertOff,
+		prefix: setup.req.Prefix, suffix: setup.req.Suffix,
+		versioned: setup.versioned, warm: setup.warm,
+		started: time.Now(), start: setup.insertOff,
+		wake: make(chan struct{}, 1),
+	}
+	s.mu.Lock()
+	d := s.docs[t.URI]
+	if d == nil || d.version != setup.version {
+		s.mu.Unlock()
+		return nil, &jsonrpc2.Error{Code: codeContentModified, Message: t.URI + " changed while the generation was starting; try again"}
+	}
+	s.nextGen++
+	g.id = s.nextGen
+	s.gens[g.id] = g
+	d.gens = append(d.gens, g)
+	s.mu.Unlock()
+	defer s.forgetGeneration(g)
+
+	prog := s.beginProgress(gctx, token, "Hydra: generate with repair", func() {
+		s.mu.Lock()
+		g.stopLocked(reasonCancelled)
+		s.mu.Unlock()
+	})
+	req := setup.req
+	req.OnUpdate = g.update
+	type outcome struct {
+		res *engine.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		res, err := s.opts.Search(gctx, s.checker(), setup.gen, req)
+		g.mu.Lock()
+		if err == nil && res != nil && res.OK {
+			g.target = g.withLead(res.Text)
+		}
+		g.finished = true
+		g.mu.Unlock()
+		g.signal()
+		done <- outcome{res, err}
+	}()
+
+	s.streamEdits(g, prog)
+	out := <-done
+	// The search may have finished with accepted text the loop has not written yet (the loop
+	// stops only once the document shows the final text, or the generation was stopped).
+	return s.finish(g, prog, out.res, out.err), nil
+}
+
+// streamEdits is a generation's edit loop: it turns the text the search has accepted into
+// workspace/applyEdit calls, one at a time, each against the document's current version, until
+// the search has finished and the document shows its final text, or the generation stops.
+func (s *Server) streamEdits(g *generation, prog *progress) {
+	rejected := 0
+	for {
+		g.mu.Lock()
+		target, finished, msgs := g.target, g.finished, g.messages
+		g.messages = nil
+		g.mu.Unlock()
+		for _, m := range msgs {
+			prog.report(m)
+		}
+
+		s.mu.Lock()
+		if g.stopReason != "" {
+			s.mu.Unlock()
+			return
+		}
+		if p := g.pending; p != nil {
+			if p.matched || p.dead {
+				g.pending = nil
+				s.mu.Unlock()
+				continue
+			}
+			wait := editConfirmTimeout
+			if p.sent {
+				wait -= time.Since(p.sentAt)
+			}
+			s.mu.Unlock()
+			if !p.sent || wait > 0 {
+				s.waitWake(g, wait)
+				continue
+			}
+			s.mu.Lock()
+			if g.pending == p && !p.matched {
+				s.logf("%s: edit at version %d was not confirmed by a didChange in %s; assuming it was dropped", g.uri, p.base, editConfirmTimeout)
+				g.pending = nil
+			}
+			s.mu.Unlock()
+			continue
+		}
+		d := s.docs[g.uri]
+		if d == nil {
+			g.stopLocked(reasonClosed)
+			s.mu.Unlock()
+			return
+		}
+		edit, p := g.nextEditLocked(d, target, s.enc)
+		if p == nil {
+			s.mu.Unlock()
+			if finished {
+				return
+			}
+			s.waitWake(g, time.Hour)
+			continue
+		}
+		version := d.version
+		s.mu.Unlock()
+
+		applied, reason, err := s.applyEdit(g.uri, version, g.versioned, edit)
+		s.mu.Lock()
+		switch {
+		case err != nil || !applied:
+			if err != nil {
+				reason = err.Error()
+			}
+			if g.pending == p && !p.matched {
+				g.pending = nil
+				rejected++
+				s.logf("%s: edit at version %d not applied: %s", g.uri, version, reason)
+				if rejected > maxRejected || err != nil {
+					g.stopLocked(reasonRejected)
+				}
+			}
+		default:
+			rejected = 0
+			p.sent, p.sentAt = true, time.Now()
+			if g.versioned {
+				if dd := s.docs[g.uri]; dd != nil && dd.version > p.base && !p.matched {
+					p.dead = true
+				}
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// nextEditLocked (s.mu held) makes the edit that turns the region's text into target against
+// the document as it is now, and records it as pending; nil when there is nothing to do.
+func (g *generation) nextEditLocked(d *document, target string, enc posEncoding) (TextEdit, *pendingEdit) {
+	tr := diffTail(g.shown, target)
+	if tr.empty() {
+		return TextEdit{}, nil
+	}
+	from, to := g.start+tr.Keep, g.start+len(g.shown)
+	edit := TextEdit{Range: rangeAt(d.text, from, to, enc), NewText: tr.Ins}
+	p := &pendingEdit{base: d.version, start: from, end: to, text: tr.Ins, shown: target}
+	g.pending = p
+	return edit, p
+}
+
+// waitWake waits for a signal to the generation or the timeout.
+func (s *Server) waitWake(g *generation, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-g.wake:
+	case <-t.C:
+	}
+}
+
+// applyEdit sends one edit with workspace/applyEdit (versioned when the client supports it,
+// never with a label) and returns the client's answer.
+func (s *Server) applyEdit(uri string, version int, versioned bool, edit TextEdit) (bool, string, error) {
+	var we WorkspaceEdit
+	if versioned {
+		v := version
+		we.DocumentChanges = []TextDocumentEdit{{
+			TextDocument: OptionalVersionedTextDocumentIdentifier{URI: uri, Version: &v},
+			Edits:        []TextEdit{edit},
+		}}
+	} else {
+		we.Changes = map[string][]TextEdit{uri: {edit}}
+	}
+	var res ApplyWorkspaceEditResult
+	if err := s.conn.Call(context.Background(), "workspace/applyEdit", ApplyWorkspaceEditParams{Edit: we}, &res); err != nil {
+		return false, "", fmt.Errorf("workspace/applyEdit: %w", err)
+	}
+	return res.Applied, res.FailureReason, nil
+}
+
+// forgetGeneration removes a finished generation from the server and its document.
+func (s *Server) forgetGeneration(g *generation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.gens, g.id)
+	if d := s.docs[g.uri]; d != nil {
+		for i, x := range d.gens {
+			if x == g {
+				d.gens = append(d.gens[:i], d.gens[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+// finish reports how a generation ended: the summary (returned, shown with
+// window/showMessage and as the progress's end), and the best attempt's errors as diagnostics
+// when it failed.
+func (s *Server) finish(g *generation, prog *progress, res *engine.Result, err error) *Summary {
+	s.mu.Lock()
+	stopReason := g.stopReason
+	shown := g.shown
+	start := g.start
+	var text string
+	var version int
+	if d := s.docs[g.uri]; d != nil {
+		text, version = d.text, d.version
+	}
+	s.mu.Unlock()
+
+	sum := &Summary{Text: strings.TrimPrefix(shown, g.lead), Warm: g.warm,
+		WallMs: time.Since(g.started).Milliseconds()}
+	if res != nil {
+		sum.Attempts = res.Stats.Attempts
+		sum.OutputTokens = res.Stats.OutputTokens
+		sum.Rollbacks = res.Stats.Rollbacks
+		sum.TimeToFirstCheckMs = res.Stats.TimeToFirstCheck.Milliseconds()
+		sum.Reason = res.Reason
+		sum.OK = res.OK
+	}
+	switch {
+	case stopReason != "":
+		sum.OK = false
+		sum.Reason = stopReason
+	case err != nil:
+		sum.OK = false
+		sum.Reason = reasonError
+	}
+	if sum.Reason == "" {
+		sum.Reason = reasonError
+	}
+	sum.Message = summaryMessage(sum, err, s.cfg.get().ModelURL)
+
+	var diags []Diagnostic
+	if !sum.OK && res != nil && text != "" && stopReason != reasonUserEdit {
+		diags = mapDiagnostics(text, s.enc, res, g, start, shown)
+	}
+	sum.Diagnostics = len(diags)
+	if text != "" {
+		v := version
+		s.notify("textDocument/publishDiagnostics", PublishDiagnosticsParams{URI: g.uri, Version: &v, Diagnostics: nonNil(diags)})
+	}
+	typ := MessageInfo
+	if !sum.OK {
+		typ = MessageWarning
+	}
+	s.showMessage(typ, sum.Message)
+	prog.end(sum.Message)
+	return sum
+}
+
+func nonNil(d []Diagnostic) []Diagnostic {
+	if d == nil {
+		return []Diagnostic{}
+	}
+	return d
+}
+
+// summaryMessage is the one-line summary: what happened, tokens, attempts, time.
+func summaryMessage(sum *Summary, err error, modelURL string) string {
+	var b strings.Builder
+	b.WriteString("hydra: ")
+	switch {
+	case err != nil && errors.Is(err, model.ErrUnavailable):
+		fmt.Fprintf(&b, "model server %s is unavailable: %v", modelURL, err)
+		return b.String()
+	case err != nil:
+		fmt.Fprintf(&b, "generation failed: %v", err)
+		return b.String()
+	case sum.OK:
+		lines := strings.Count(sum.Text, "\n")
+		fmt.Fprintf(&b, "accepted %d lines", lines)
+	case sum.Reason == reasonUserEdit:
+		b.WriteString("stopped: you edited the generated code (your text is kept)")
+	case sum.Reason == reasonCancelled:
+		b.WriteString("cancelled")
+	default:
+		fmt.Fprintf(&b, "no accepted program (%s)", sum.Reason)
+	}
+	fmt.Fprintf(&b, "; %d tokens, %d attempt", sum.OutputTokens, sum.Attempts)
+	if sum.Attempts != 1 {
+		b.WriteString("s")
+	}
+	fmt.Fprintf(&b, ", %.1f s; first checked line after %d ms", float64(sum.WallMs)/1000, sum.TimeToFirstCheckMs)
+	if sum.Warm {
+		b.WriteString(" (warm preamble)")
+	}
+	return b.String()
+}
+
+// showMessage sends window/showMessage.
+func (s *Server) showMessage(typ int, msg string) {
+	s.notify("window/showMessage", ShowMessageParams{Type: typ, Message: msg})
+}

@@ -1,0 +1,144 @@
+package lsp_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hydra-lsp/hydra/engine/model/modeltest"
+	"github.com/hydra-lsp/hydra/lsp"
+)
+
+// A document with an instruction comment and a use of what is to be generated after it.
+const (
+	accPrefix = "#include <cstdio>\n\n// An accumulator.\n"
+	accSuffix = "\nint main() {\n  Acc a;\n  a.value = 2;\n  std::printf(\"%d\\n\", a.get());\n  return 0;\n}\n"
+	accGood   = "struct Acc {\n  int get() const { return value; }\n  int value = 0;\n};\n"
+	// accBad's error (a misspelt member in an inline member function) is reported only at the
+	// class's closing brace, after its later lines were accepted: the rollback has to take
+	// accepted text out of the document again.
+	accBad   = "struct Acc {\n  int get() const { return vaule; }\n  int value = 0;\n};\n"
+	accRetry = "  int get() const { return value; }\n  int value = 0;\n};\n"
+)
+
+func TestGenerateStreamsAcceptedCodeAndRollsBack(t *testing.T) {
+	tests := []struct {
+		name         string
+		rules        []modeltest.Rule
+		wantRollback bool
+		wantAttempts int
+		client       clientOptions
+	}{
+		{
+			name:         "clean generation",
+			rules:        []modeltest.Rule{{PromptSuffix: "// An accumulator.\n", Text: accGood, Chunk: 6, DelayMS: 5}},
+			wantAttempts: 1,
+		},
+		{
+			name: "rollback removes rejected text",
+			rules: []modeltest.Rule{
+				{PromptContains: "hydra-feedback:", Text: accRetry, Chunk: 6, DelayMS: 5},
+				{PromptSuffix: "// An accumulator.\n", Text: accBad, Chunk: 6, DelayMS: 5},
+			},
+			wantRollback: true,
+			wantAttempts: 2,
+		},
+		{
+			name: "client without versioned edits or progress (eglot 1.9)",
+			rules: []modeltest.Rule{
+				{PromptContains: "hydra-feedback:", Text: accRetry, Chunk: 6, DelayMS: 5},
+				{PromptSuffix: "// An accumulator.\n", Text: accBad, Chunk: 6, DelayMS: 5},
+			},
+			wantRollback: true,
+			wantAttempts: 2,
+			client:       clientOptions{unversioned: true, noProgress: true},
+		},
+		{
+			name: "Neovim 0.7 client (debounced didChange)",
+			rules: []modeltest.Rule{
+				{PromptContains: "hydra-feedback:", Text: accRetry, Chunk: 6, DelayMS: 5},
+				{PromptSuffix: "// An accumulator.\n", Text: accBad, Chunk: 6, DelayMS: 5},
+			},
+			wantRollback: true,
+			wantAttempts: 2,
+			client:       clientOptions{neovim: true},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			model := modeltest.NewServer(t, modeltest.Script{Rules: tt.rules})
+			o := tt.client
+			o.initOptions = map[string]any{"hydra": map[string]any{"modelUrl": model.URL}}
+			c := startServer(t, o)
+			dir := t.TempDir()
+			uri := "file://" + filepath.Join(dir, "acc.cpp")
+			c.open(uri, "cpp", accPrefix+accSuffix)
+
+			sum, err := c.generate(uri, position(accPrefix, len(accPrefix)))
+			if err != nil {
+				t.Fatalf("hydra.generate: %v", err)
+			}
+			t.Logf("summary: %+v", sum)
+			want := accPrefix + accGood + accSuffix
+			if got := c.text(uri); got != want {
+				t.Fatalf("document after generation:\n%s\nwant:\n%s", got, want)
+			}
+			if !sum.OK || sum.Reason != "accepted" || sum.Text != accGood || sum.Attempts != tt.wantAttempts {
+				t.Fatalf("summary %+v, want ok, accepted text %q, %d attempts", sum, accGood, tt.wantAttempts)
+			}
+			if err := compiles(t, dir, "final.cpp", c.text(uri), "-std=c++17"); err != nil {
+				t.Fatal(err)
+			}
+
+			c.mu.Lock()
+			edits := append([]appliedEdit(nil), c.edits...)
+			progress := append([]lsp.ProgressParams(nil), c.progress...)
+			messages := append([]lsp.ShowMessageParams(nil), c.messages...)
+			c.mu.Unlock()
+			if len(edits) < 2 {
+				t.Errorf("the text arrived in %d edit(s), want it streamed line by line", len(edits))
+			}
+			removed := ""
+			for _, e := range edits {
+				removed += e.Deleted
+			}
+			if tt.wantRollback && !strings.Contains(removed, "int value = 0;") {
+				t.Errorf("no edit removed the rolled-back lines (removed %q)", removed)
+			}
+			if !tt.wantRollback && removed != "" {
+				t.Errorf("a clean generation removed text %q", removed)
+			}
+			kinds := progressKinds(progress)
+			if o.noProgress {
+				if len(kinds) != 0 {
+					t.Errorf("progress sent to a client without work-done progress: %v", kinds)
+				}
+			} else if len(kinds) < 3 || kinds[0] != "begin" || kinds[len(kinds)-1] != "end" || !contains(kinds, "report") {
+				t.Errorf("progress kinds %v, want begin, report…, end", kinds)
+			}
+			if len(messages) == 0 || messages[len(messages)-1].Type != lsp.MessageInfo ||
+				!strings.Contains(messages[len(messages)-1].Message, "first checked line") {
+				t.Errorf("summary message %+v", messages)
+			}
+		})
+	}
+}
+
+func progressKinds(ps []lsp.ProgressParams) []string {
+	var kinds []string
+	for _, p := range ps {
+		if m, ok := p.Value.(map[string]any); ok {
+			kinds = append(kinds, m["kind"].(string))
+		}
+	}
+	return kinds
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,399 @@
+package lsp
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hydra-lsp/hydra/checkers"
+)
+
+// Warm start (clangd's cached preamble, as a dormant checker checkpoint). Parsing a preamble
+// such as <bits/stdc++.h> takes over a second; resuming a checkpoint a few milliseconds. While
+// a C/C++ document is open, the server keeps a checkpoint of its preamble (the leading
+// #include/#define lines), built after the document stops changing for warmDebounce, one per
+// distinct preamble + flags + directory, shared by the documents that have it, at most max of
+// them (least recently used without a document go first). Searches reach them through the
+// checker's Nearest, which the wrapper below extends to these shared checkpoints.
+
+// warmDebounce is how long a document must rest before its preamble is (re)built.
+const warmDebounce = 300 * time.Millisecond
+
+// warmBuildTimeout bounds building one preamble checkpoint.
+const warmBuildTimeout = 60 * time.Second
+
+// warmEntry is one preamble checkpoint, built or being built.
+type warmEntry struct {
+	key      string
+	opts     checkers.SessionOptions
+	preamble string
+	cp       checkers.Checkpoint // nil until built
+	failed   string              // why building failed ("" if it did not)
+	building bool
+	users    map[string]bool // URIs of the documents with this preamble
+	lastUsed time.Time
+	buildDur time.Duration
+}
+
+// warmCache holds the preamble checkpoints.
+type warmCache struct {
+	checker checkers.Checker
+	max     int
+	logf    func(string, ...any)
+
+	mu      sync.Mutex
+	entries map[string]*warmEntry
+	byDoc   map[string]string // URI → entry key
+	timers  map[string]*time.Timer
+	closed  bool
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+func newWarmCache(c checkers.Checker, max int, logf func(string, ...any)) *warmCache {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &warmCache{checker: c, max: max, logf: logf, entries: map[string]*warmEntry{},
+		byDoc: map[string]string{}, timers: map[string]*time.Timer{}, ctx: ctx, cancel: cancel}
+}
+
+// preambleOf returns the leading part of text made of blank lines, comments and preprocessor
+// directives, up to the end of its last directive at #if depth 0, if it includes anything
+// ("" otherwise).
+func preambleOf(text string) string {
+	end, depth, inComment, hasInclude := 0, 0, false, false
+	off := 0
+	for off < len(text) {
+		nl := strings.IndexByte(text[off:], '\n')
+		if nl < 0 {
+			break // an unfinished last line is never part of the preamble
+		}
+		line := text[off : off+nl]
+		next := off + nl + 1
+		trim := strings.TrimSpace(line)
+		switch {
+		case inComment:
+			if strings.Contains(trim, "*/") {
+				inComment = false
+				if rest := strings.TrimSpace(trim[strings.Index(trim, "*/")+2:]); rest != "" {
+					return cut(text, end, hasInclude)
+				}
+			}
+		case trim == "" || strings.HasPrefix(trim, "//"):
+		case strings.HasPrefix(trim, "/*"):
+			if !strings.Contains(trim[2:], "*/") {
+				inComment = true
+			}
+		case strings.HasPrefix(trim, "#"):
+			for strings.HasSuffix(line, "\\") { // continuation lines
+				nl2 := strings.IndexByte(text[next:], '\n')
+				if nl2 < 0 {
+					return cut(text, end, hasInclude)
+				}
+				line = text[next : next+nl2]
+				next += nl2 + 1
+			}
+			d := strings.TrimSpace(strings.TrimPrefix(trim, "#"))
+			switch {
+			case strings.HasPrefix(d, "if"):
+				depth++
+			case strings.HasPrefix(d, "endif"):
+				depth--
+			case strings.HasPrefix(d, "include") || strings.HasPrefix(d, "import"):
+				hasInclude = true
+			case strings.HasPrefix(d, "pragma once"):
+				return cut(text, end, hasInclude)
+			}
+		default:
+			return cut(text, end, hasInclude)
+		}
+		off = next
+		if depth == 0 && !inComment && strings.HasPrefix(trim, "#") {
+			end = off // the preamble ends after a directive: comments after it are likely to change
+		}
+	}
+	return cut(text, end, hasInclude)
+}
+
+func cut(text string, end int, hasInclude bool) string {
+	if !hasInclude {
+		return ""
+	}
+	return text[:end]
+}
+
+// warmKey identifies a shareable preamble checkpoint: flags, directory (quoted includes) and
+// preamble text.
+func warmKey(opts checkers.SessionOptions, preamble string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%q\x00%s\x00", opts.Flags, filepath.Dir(opts.Filename))
+	h.Write([]byte(preamble))
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+// schedule (re)builds the document's preamble checkpoint after warmDebounce; describe is
+// called then and returns the document's options and text (ok false: nothing to warm).
+func (w *warmCache) schedule(uri string, describe func() (checkers.SessionOptions, string, bool)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	if t := w.timers[uri]; t != nil {
+		t.Stop()
+	}
+	w.timers[uri] = time.AfterFunc(warmDebounce, func() {
+		opts, text, ok := describe()
+		pre := ""
+		if ok {
+			pre = preambleOf(text)
+		}
+		w.use(uri, opts, pre)
+	})
+}
+
+// use records that the document uri has this preamble and builds its checkpoint if needed.
+func (w *warmCache) use(uri string, opts checkers.SessionOptions, preamble string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	key := ""
+	if preamble != "" {
+		key = warmKey(opts, preamble)
+	}
+	if old := w.byDoc[uri]; old != key {
+		if e := w.entries[old]; e != nil {
+			delete(e.users, uri)
+		}
+	}
+	if key == "" {
+		delete(w.byDoc, uri)
+		return
+	}
+	w.byDoc[uri] = key
+	e := w.entries[key]
+	if e == nil {
+		e = &warmEntry{key: key, opts: opts, preamble: preamble, users: map[string]bool{}, building: true}
+		w.entries[key] = e
+		w.wg.Add(1)
+		go w.build(e)
+	}
+	e.users[uri] = true
+	e.lastUsed = time.Now()
+	w.evictLocked()
+}
+
+// build runs a session over the preamble with a checkpoint at its end and keeps the checkpoint.
+func (w *warmCache) build(e *warmEntry) {
+	defer w.wg.Done()
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(w.ctx, warmBuildTimeout)
+	defer cancel()
+	cp, err := w.buildCheckpoint(ctx, e.opts, e.preamble)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e.building = false
+	e.buildDur = time.Since(start)
+	if err != nil {
+		e.failed = err.Error()
+		w.logf("warm start: preamble of %s (%d bytes): %v", e.opts.Filename, len(e.preamble), err)
+		return
+	}
+	if w.closed || w.entries[e.key] != e {
+		cp.Release()
+		return
+	}
+	e.cp = cp
+	w.logf("warm start: preamble of %s (%d bytes) checkpointed in %s", e.opts.Filename, len(e.preamble), e.buildDur.Round(time.Millisecond))
+}
+
+func (w *warmCache) buildCheckpoint(ctx context.Context, opts checkers.SessionOptions, preamble string) (checkers.Checkpoint, error) {
+	sess, err := w.checker.Start(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("start checker: %w", err)
+	}
+	defer sess.Close()
+	if err := sess.Submit(preamble, checkers.SubmitOptions{Cat: checkers.BoundaryPreamble, Checkpoint: true}); err != nil {
+		return nil, fmt.Errorf("submit preamble: %w", err)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case ev, ok := <-sess.Events():
+			if !ok {
+				return nil, fmt.Errorf("session ended without a checkpoint")
+			}
+			switch ev.Kind {
+			case checkers.KindChkpt:
+				cp := w.checker.Adopt(ev.ID)
+				if cp == nil {
+					return nil, fmt.Errorf("checkpoint %d is gone", ev.ID)
+				}
+				return cp, nil
+			case checkers.KindError:
+				return nil, fmt.Errorf("preamble does not compile: line %d: %s", ev.Line, ev.Diag)
+			case checkers.KindCrash:
+				return nil, fmt.Errorf("checker crashed: %s", ev.Diag)
+			case checkers.KindDone:
+				return nil, fmt.Errorf("session done without a checkpoint")
+			}
+		}
+	}
+}
+
+// evictLocked drops checkpoints over the budget: least recently used ones without documents
+// first, then least recently used ones.
+func (w *warmCache) evictLocked() {
+	for len(w.entries) > w.max {
+		var victim *warmEntry
+		for _, e := range w.entries {
+			if victim == nil || (len(e.users) == 0) != (len(victim.users) == 0) && len(e.users) == 0 ||
+				(len(e.users) == 0) == (len(victim.users) == 0) && e.lastUsed.Before(victim.lastUsed) {
+				victim = e
+			}
+		}
+		w.dropLocked(victim)
+	}
+}
+
+func (w *warmCache) dropLocked(e *warmEntry) {
+	delete(w.entries, e.key)
+	for uri, k := range w.byDoc {
+		if k == e.key {
+			delete(w.byDoc, uri)
+		}
+	}
+	if e.cp != nil {
+		e.cp.Release()
+		e.cp = nil
+	}
+}
+
+// forget drops a closed document; its checkpoint stays for others until evicted.
+func (w *warmCache) forget(uri string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if t := w.timers[uri]; t != nil {
+		t.Stop()
+		delete(w.timers, uri)
+	}
+	if e := w.entries[w.byDoc[uri]]; e != nil {
+		delete(e.users, uri)
+	}
+	delete(w.byDoc, uri)
+}
+
+// lookup returns the built entry whose preamble is the longest prefix of text under options
+// compatible with opts (same flags and directory), or nil.
+func (w *warmCache) lookupLocked(opts checkers.SessionOptions, text string) *warmEntry {
+	var best *warmEntry
+	for _, e := range w.entries {
+		if e.cp == nil || !slices.Equal(e.opts.Flags, opts.Flags) ||
+			filepath.Dir(e.opts.Filename) != filepath.Dir(opts.Filename) || !strings.HasPrefix(text, e.preamble) {
+			continue
+		}
+		if best == nil || len(e.preamble) > len(best.preamble) {
+			best = e
+		}
+	}
+	return best
+}
+
+// ready says whether a built checkpoint serves a search of text under opts.
+func (w *warmCache) ready(opts checkers.SessionOptions, text string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lookupLocked(opts, text) != nil
+}
+
+// close releases every checkpoint and stops building.
+func (w *warmCache) close() {
+	w.mu.Lock()
+	w.closed = true
+	for _, t := range w.timers {
+		t.Stop()
+	}
+	w.cancel()
+	w.mu.Unlock()
+	w.wg.Wait()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, e := range w.entries {
+		w.dropLocked(e)
+	}
+}
+
+// wrap returns the checker searches use: the server's, with Nearest extended to the shared
+// preamble checkpoints, and Close a no-op (the server owns the checker).
+func (w *warmCache) wrap() checkers.Checker { return warmChecker{w} }
+
+type warmChecker struct{ w *warmCache }
+
+func (c warmChecker) Start(ctx context.Context, opts checkers.SessionOptions) (checkers.Session, error) {
+	return c.w.checker.Start(ctx, opts)
+}
+
+func (c warmChecker) Resume(ctx context.Context, cp checkers.Checkpoint) (checkers.Session, error) {
+	return c.w.checker.Resume(ctx, cp)
+}
+
+func (c warmChecker) Adopt(id int64) checkers.Checkpoint { return c.w.checker.Adopt(id) }
+
+// Nearest returns the checker's own nearest checkpoint, or a shared preamble checkpoint made
+// for another document with the same flags and directory when that one is longer.
+func (c warmChecker) Nearest(opts checkers.SessionOptions, text string) checkers.Checkpoint {
+	cp := c.w.checker.Nearest(opts, text)
+	c.w.mu.Lock()
+	defer c.w.mu.Unlock()
+	e := c.w.lookupLocked(opts, text)
+	if e == nil || (cp != nil && cp.Off() >= e.cp.Off()) {
+		return cp
+	}
+	if cp != nil {
+		cp.Release()
+	}
+	e.lastUsed = time.Now()
+	e.cp.Retain()
+	return e.cp
+}
+
+func (c warmChecker) Close() error { return nil }
+
+// scheduleWarm (re)builds the preamble checkpoint of a C/C++ document once it rests.
+func (s *Server) scheduleWarm(uri string) {
+	if s.warm == nil {
+		return
+	}
+	s.warm.schedule(uri, func() (checkers.SessionOptions, string, bool) {
+		s.mu.Lock()
+		d := s.docs[uri]
+		if d == nil || !d.isCFamily() {
+			s.mu.Unlock()
+			return checkers.SessionOptions{}, "", false
+		}
+		path, lang, text := d.path, d.lang, d.text
+		s.mu.Unlock()
+		return s.sessionOptions(path, lang), text, true
+	})
+}
+
+// flagsChanged re-warms every open document (compile flags or configuration changed).
+func (s *Server) flagsChanged() {
+	s.mu.Lock()
+	uris := make([]string, 0, len(s.docs))
+	for u := range s.docs {
+		uris = append(uris, u)
+	}
+	s.mu.Unlock()
+	for _, u := range uris {
+		s.scheduleWarm(u)
+	}
+}

@@ -1,0 +1,134 @@
+// Package policy holds Hydra's repair policies (DESIGN.md §6, docs/POLICIES.md): implementations
+// of engine.Policy that decide, when the checker rejects a rollout, from which accepted prefix to
+// generate again. Call ByName to get one by the name the CLI and the language server use, and
+// Names for the list.
+//
+// Every policy here is stateless: what it knows about earlier failures it reads from the
+// engine.State it is given (the error history and the rollouts), so one value can serve many
+// searches at once.
+package policy
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hydra-lsp/hydra/engine"
+)
+
+// Default is the name of the policy used when none is named: TokPol.
+const Default = "tokpol"
+
+// Option sets a policy parameter. Options a policy does not use are ignored by it.
+type Option func(*Options)
+
+// Options are the parameters of the policies. The zero value of a field means its default.
+type Options struct {
+	// SuccessProb is the chance that a repair from a candidate at or before the root cause
+	// fixes the error (TokPol's q). Default 0.7.
+	SuccessProb float64
+	// Prior is the shape of TokPol's prior over the root cause. Default DefaultPrior().
+	Prior Prior
+	// SameErrorBytes is the offset threshold under which a new error with the same category
+	// counts as the same failure again. Default 80 bytes.
+	SameErrorBytes int
+	// BytesPerToken estimates tokens from bytes when a rollout's tokens are not known. Default 3.5.
+	BytesPerToken float64
+	// PastTokens is the cost, in tokens, of getting past the error once the root is fixed
+	// (TokPol's T(c) adds it to the tokens from c to the error). Default 10.
+	PastTokens float64
+	// Lines is how far back the fixed-distance policy rolls back. Default 5.
+	Lines int
+	// Width is how many rollback points the parallel policy explores at once. Default 3.
+	Width int
+	// NoLastResort turns off the rule that a search's last attempt restarts from the root.
+	NoLastResort bool
+}
+
+// WithSuccessProb sets TokPol's success probability q (0 < q ≤ 1).
+func WithSuccessProb(q float64) Option { return func(o *Options) { o.SuccessProb = q } }
+
+// WithPrior sets TokPol's prior shape.
+func WithPrior(p Prior) Option { return func(o *Options) { o.Prior = p } }
+
+// WithSameErrorBytes sets the offset threshold of "the same error again".
+func WithSameErrorBytes(n int) Option { return func(o *Options) { o.SameErrorBytes = n } }
+
+// WithLines sets the fixed-distance policy's rollback distance in lines.
+func WithLines(n int) Option { return func(o *Options) { o.Lines = n } }
+
+// WithWidth sets how many rollback points the parallel policy explores at once.
+func WithWidth(k int) Option { return func(o *Options) { o.Width = k } }
+
+// WithoutLastResort turns off the restart from the root on a search's last attempt.
+func WithoutLastResort() Option { return func(o *Options) { o.NoLastResort = true } }
+
+func newOptions(opts []Option) Options {
+	var o Options
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.SuccessProb <= 0 || o.SuccessProb > 1 {
+		o.SuccessProb = 0.7
+	}
+	if o.Prior == (Prior{}) {
+		o.Prior = DefaultPrior()
+	}
+	if o.SameErrorBytes <= 0 {
+		o.SameErrorBytes = 80
+	}
+	if o.BytesPerToken <= 0 {
+		o.BytesPerToken = 3.5
+	}
+	if o.PastTokens <= 0 {
+		o.PastTokens = 10
+	}
+	if o.Lines <= 0 {
+		o.Lines = 5
+	}
+	if o.Width <= 0 {
+		o.Width = 3
+	}
+	return o
+}
+
+// registry maps each policy name to its constructor and a one-line description.
+var registry = map[string]struct {
+	summary string
+	make    func(Options) engine.Policy
+}{
+	"tokpol":        {"Bayesian root-cause estimation minimising expected tokens (Hydra's TokPol)", func(o Options) engine.Policy { return &TokPol{opts: o} }},
+	"local-first":   {"retry just before the error line, then escalate to earlier declarations", func(o Options) engine.Policy { return &LocalFirst{opts: o} }},
+	"fixed":         {"roll back a fixed number of lines, further on each repeated failure", func(o Options) engine.Policy { return &Fixed{opts: o} }},
+	"posthoc":       {"baseline: generate the whole program, compile, regenerate all with the errors", func(o Options) engine.Policy { return &PostHoc{opts: o} }},
+	"unconstrained": {"baseline: no checking, the program is taken as generated", func(o Options) engine.Policy { return Unconstrained{} }},
+	"uncertainty":   {"roll back to before the most uncertain token (needs logprobs)", func(o Options) engine.Policy { return &Uncertainty{opts: o} }},
+	"parallel":      {"repair from several rollback points at once, keep the first that passes", func(o Options) engine.Policy { return &Parallel{opts: o} }},
+	"random":        {"roll back to a rollback candidate chosen uniformly at random", func(o Options) engine.Policy { return &Random{opts: o} }},
+	"lockstep":      {"baseline: check after every chunk, repair only at the current line", func(o Options) engine.Policy { return &Lockstep{opts: o} }},
+}
+
+// Names returns the policy names ByName accepts, sorted.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Summary returns the one-line description of the named policy, or "" if there is none.
+func Summary(name string) string { return registry[name].summary }
+
+// ByName returns the policy with the given name ("" means Default), configured by opts.
+func ByName(name string, opts ...Option) (engine.Policy, error) {
+	if name == "" {
+		name = Default
+	}
+	r, ok := registry[strings.ToLower(strings.TrimSpace(name))]
+	if !ok {
+		return nil, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	return r.make(newOptions(opts)), nil
+}

@@ -1,0 +1,94 @@
+package policy
+
+import (
+	"github.com/hydra-lsp/hydra/checkers"
+	"github.com/hydra-lsp/hydra/engine"
+)
+
+// LocalFirst is local-first escalation, the paper's walkthrough: repair first from just before
+// the error line; when the same error comes back, roll back to the start of the enclosing
+// top-level declaration, then to each earlier declaration in turn, and finally to the root.
+type LocalFirst struct{ opts Options }
+
+// OnNode implements engine.Policy.
+func (p *LocalFirst) OnNode(n *engine.Node, s *engine.State) []engine.Action {
+	if n.Kind == engine.NodeFail {
+		return retryAfterFailure(s, n)
+	}
+	cands, ok := repairable(s, n)
+	if !ok {
+		return nil
+	}
+	if !p.opts.NoLastResort && lastAttempt(s) {
+		return spawnFrom(cands[0], n)
+	}
+	return spawnFrom(localFirstChoice(s, n, cands, p.opts.SameErrorBytes), n)
+}
+
+// localFirstChoice is local-first escalation's rollback point for error e.
+func localFirstChoice(s *engine.State, e *engine.Node, cands []*engine.Node, threshold int) *engine.Node {
+	ep := history(s, e, threshold)
+	if len(ep.failed) == 0 {
+		return latestAtOrBefore(cands, e.Off)
+	}
+	ref := ep.minFailed(e.Off)
+	for i := len(cands) - 1; i >= 0; i-- {
+		if c := cands[i]; c.Off < ref && isDeclStart(c) {
+			return c
+		}
+	}
+	return cands[0]
+}
+
+// isDeclStart reports whether a candidate begins a top-level declaration: the root, or a
+// progress node whose chunk ended a declaration or the preamble.
+func isDeclStart(c *engine.Node) bool {
+	return c.Kind == engine.NodeRoot || c.Cat == checkers.BoundaryDecl || c.Cat == checkers.BoundaryPreamble
+}
+
+// Fixed is fixed-distance rollback: repair from Lines lines before the error line; when the
+// same error comes back, from Lines lines before the previous rollback point.
+type Fixed struct{ opts Options }
+
+// OnNode implements engine.Policy.
+func (p *Fixed) OnNode(n *engine.Node, s *engine.State) []engine.Action {
+	if n.Kind == engine.NodeFail {
+		return retryAfterFailure(s, n)
+	}
+	cands, ok := repairable(s, n)
+	if !ok {
+		return nil
+	}
+	if !p.opts.NoLastResort && lastAttempt(s) {
+		return spawnFrom(cands[0], n)
+	}
+	ep := history(s, n, p.opts.SameErrorBytes)
+	ref := ep.minFailed(n.Off)
+	target := lineOf(n.Text, ref) - p.opts.Lines
+	best := cands[0]
+	for _, c := range cands {
+		if c.Off <= ref && lineOf(n.Text, c.Off) <= target && (len(ep.failed) == 0 || c.Off < ref) {
+			best = c
+		}
+	}
+	return spawnFrom(best, n)
+}
+
+// Random rolls back to a candidate chosen uniformly at random (from the search's seeded
+// source), the paper's Appendix E baseline for rollback-point selection.
+type Random struct{ opts Options }
+
+// OnNode implements engine.Policy.
+func (p *Random) OnNode(n *engine.Node, s *engine.State) []engine.Action {
+	if n.Kind == engine.NodeFail {
+		return retryAfterFailure(s, n)
+	}
+	cands, ok := repairable(s, n)
+	if !ok {
+		return nil
+	}
+	if !p.opts.NoLastResort && lastAttempt(s) {
+		return spawnFrom(cands[0], n)
+	}
+	return spawnFrom(cands[s.Rand().Intn(len(cands))], n)
+}

@@ -1,0 +1,157 @@
+package policy
+
+import "math"
+
+// This file is TokPol's model as pure functions (docs/POLICIES.md derives it):
+//
+//   candidates c1 < … < cm (offsets of rollback points), the error at e, generation started at g = c1;
+//   bucket i is the stretch [ci, c(i+1)) with c(m+1) = e (the last bucket includes e itself);
+//   the latent root cause r lies in one bucket; a repair from cj can only succeed if cj ≤ r,
+//   i.e. if r's bucket index is ≥ j, and then succeeds with probability q.
+
+// Prior is the shape of TokPol's prior over the root cause r, in terms of the normalised
+// repair distance d = (e − r) / (e − g): 0 at the error, 1 at the start of generation.
+type Prior struct {
+	// Local is the mass of "fixable locally": r lies after the nearest rollback point.
+	Local float64
+	// Far is the mass of d ≥ 1/2, spread evenly over [1/2, 1].
+	Far float64
+	// The rest, 1 − Local − Far, is spread evenly over d in [0, 1/2).
+}
+
+// DefaultPrior is the paper's measurement (§2.4): 20–40% of errors are fixed locally and
+// 30–40% need a rollback at least half-way; we take the middle of each range.
+func DefaultPrior() Prior { return Prior{Local: 0.30, Far: 0.35} }
+
+// near is the mass spread over d in [0, 1/2).
+func (p Prior) near() float64 { return math.Max(0, 1-p.Local-p.Far) }
+
+// PriorMass returns the prior probability of each bucket: mass[i] is P(c(i+1) ≤ r < c(i+2)) in
+// the 1-based notation above, i.e. the bucket that starts at cands[i]. cands are the candidate
+// offsets in increasing order, e the error offset (≥ the last candidate). The masses sum to 1.
+func PriorMass(p Prior, cands []int, e int) []float64 {
+	m := len(cands)
+	if m == 0 {
+		return nil
+	}
+	mass := make([]float64, m)
+	g := cands[0]
+	span := float64(e - g)
+	if span <= 0 {
+		mass[m-1] = 1
+		return mass
+	}
+	// Position x ↔ distance d = (e − x)/span. The near part covers x in (e − span/2, e],
+	// the far part x in [g, e − span/2].
+	mid := float64(e) - span/2
+	density := func(lo, hi float64) float64 { // mass of the continuous parts over [lo, hi)
+		far := overlap(lo, hi, float64(g), mid) / (span / 2) * p.Far
+		nr := overlap(lo, hi, mid, float64(e)) / (span / 2) * p.near()
+		return far + nr
+	}
+	for i := 0; i < m; i++ {
+		hi := float64(e)
+		if i+1 < m {
+			hi = float64(cands[i+1])
+		}
+		mass[i] = density(float64(cands[i]), hi)
+	}
+	mass[m-1] += p.Local
+	return normalize(mass)
+}
+
+// overlap is the length of [a, b) ∩ [c, d).
+func overlap(a, b, c, d float64) float64 {
+	lo, hi := math.Max(a, c), math.Min(b, d)
+	return math.Max(0, hi-lo)
+}
+
+// Posterior updates a belief over the buckets after failed repair attempts of the same
+// error: a failure from offset a has likelihood 1 − q when r ≥ a (the attempt could have
+// worked) and 1 when r < a (it could not). Bucket i counts as r ≥ a when cands[i] ≥ a.
+// When every bucket has lost all its mass (q = 1 and a failure from c1), the belief is
+// wrong and the uniform belief is returned.
+func Posterior(prior []float64, cands []int, failedFrom []int, q float64) []float64 {
+	post := make([]float64, len(prior))
+	for i, w := range prior {
+		for _, a := range failedFrom {
+			if cands[i] >= a {
+				w *= 1 - q
+			}
+		}
+		post[i] = w
+	}
+	if sum(post) == 0 {
+		for i := range post {
+			post[i] = 1
+		}
+	}
+	return normalize(post)
+}
+
+// Plan solves TokPol's expected-cost recursion over a belief w (w[i] the mass of the bucket
+// starting at candidate i), regeneration costs t (t[i] the tokens to regenerate from candidate
+// i past the error) and success probability q. With S(k) = w[0] + … + w[k−1] (1-based k),
+//
+//	C(0) = t(1)/q
+//	C(k) = min over j ≤ k of  t(j) + F(j, k) · C(j−1),   F(j, k) = 1 − q · (1 − S(j−1)/S(k))
+//
+// C(k) is the expected cost of passing the error when the root is known to lie before c(k+1);
+// F(j, k) is the chance that the repair from cj fails: it works only if r ≥ cj, which given
+// r < c(k+1) has probability 1 − S(j−1)/S(k), and then with probability q. For q = 1,
+// F(j, k) = S(j−1)/S(k) = P(r < cj | r < c(k+1)), C(0) is never used (F(1, k) = 0) and this is
+// the recursion of DESIGN.md §6 exactly. For q < 1 the search is assumed to continue below cj
+// after a failure, and C(0), what is left after a failure from the root, is the cost of
+// retrying from the root until it works (so the root alone costs t(1)/q, as it should); TokPol
+// re-plans with the Bayes-updated belief after every failure anyway. Plan returns the 0-based
+// index of the best first rollback point for k = m and its expected cost C(m). Ties go to the
+// later candidate.
+func Plan(w, t []float64, q float64) (best int, cost float64) {
+	m := len(w)
+	if m == 0 {
+		return -1, 0
+	}
+	S := make([]float64, m+1)
+	for i := 0; i < m; i++ {
+		S[i+1] = S[i] + w[i]
+	}
+	C := make([]float64, m+1)
+	arg := make([]int, m+1)
+	if q > 0 {
+		C[0] = t[0] / q
+	}
+	for k := 1; k <= m; k++ {
+		C[k] = math.Inf(1)
+		for j := 1; j <= k; j++ {
+			below := 0.0 // P(r < cj | r < c(k+1))
+			if S[k] > 0 {
+				below = S[j-1] / S[k]
+			}
+			fail := 1 - q*(1-below)
+			c := t[j-1] + fail*C[j-1]
+			if c <= C[k] {
+				C[k], arg[k] = c, j
+			}
+		}
+	}
+	return arg[m] - 1, C[m]
+}
+
+func sum(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+func normalize(xs []float64) []float64 {
+	s := sum(xs)
+	if s <= 0 {
+		return xs
+	}
+	for i := range xs {
+		xs[i] /= s
+	}
+	return xs
+}

@@ -1,0 +1,102 @@
+package policy
+
+import (
+	"sort"
+
+	"github.com/hydra-lsp/hydra/engine"
+)
+
+// Uncertainty is uncertainty-guided rollback (after ROCODE): it rolls back to the last
+// candidate before the token the model was least sure of (highest entropy, or lowest
+// log-probability when entropies are not reported) between the last error a repair got past
+// and the error; when the same error comes back, it looks only before the previous rollback
+// point. Without log-probabilities (the request did not ask for them) it falls back to
+// local-first escalation. Ask for them with model.Params.Logprobs in the request.
+type Uncertainty struct{ opts Options }
+
+// OnNode implements engine.Policy.
+func (p *Uncertainty) OnNode(n *engine.Node, s *engine.State) []engine.Action {
+	if n.Kind == engine.NodeFail {
+		return retryAfterFailure(s, n)
+	}
+	cands, ok := repairable(s, n)
+	if !ok {
+		return nil
+	}
+	if !p.opts.NoLastResort && lastAttempt(s) {
+		return spawnFrom(cands[0], n)
+	}
+	ep := history(s, n, p.opts.SameErrorBytes)
+	lo := cands[0].Off
+	for _, off := range ep.passed {
+		if off < n.Off && off > lo {
+			lo = off
+		}
+	}
+	hi := ep.minFailed(n.Off + 1)
+	tok, found := mostUncertain(pathTokens(s, n), lo, hi)
+	if !found {
+		return spawnFrom(localFirstChoice(s, n, cands, p.opts.SameErrorBytes), n)
+	}
+	c := latestAtOrBefore(cands, tok.Off)
+	if len(ep.failed) > 0 && c.Off >= hi {
+		c = latestBefore(cands, hi)
+	}
+	return spawnFrom(c, n)
+}
+
+// uncertainty is a token's entropy, or its surprisal (−logprob) when no entropy was reported.
+func uncertainty(t engine.TokenInfo) float64 {
+	if t.Entropy > 0 {
+		return t.Entropy
+	}
+	return -t.Logprob
+}
+
+// mostUncertain returns the token with the highest uncertainty whose offset lies in [lo, hi);
+// found is false when no token there carries any uncertainty (no logprobs were asked for).
+func mostUncertain(toks []engine.TokenInfo, lo, hi int) (best engine.TokenInfo, found bool) {
+	max := 0.0
+	for _, t := range toks {
+		if t.Off < lo || t.Off >= hi {
+			continue
+		}
+		if u := uncertainty(t); u > max {
+			best, max, found = t, u, true
+		}
+	}
+	return best, found
+}
+
+// pathTokens returns, in offset order, the streamed tokens that make up the text on e's path:
+// each stretch of the path comes from the rollout of the node that ends it.
+func pathTokens(s *engine.State, e *engine.Node) []engine.TokenInfo {
+	type stretch struct{ lo, hi int }
+	parts := map[int][]stretch{} // by rollout id
+	var ids []int
+	path := s.Path(e)
+	for i := 1; i < len(path); i++ {
+		id := path[i].Rollout
+		if _, ok := parts[id]; !ok {
+			ids = append(ids, id)
+		}
+		parts[id] = append(parts[id], stretch{path[i-1].Off, path[i].Off})
+	}
+	var out []engine.TokenInfo
+	for _, id := range ids {
+		r := s.Rollout(id)
+		if r == nil {
+			continue
+		}
+		for _, t := range r.Tokens {
+			for _, p := range parts[id] {
+				if t.Off >= p.lo && t.Off <= p.hi {
+					out = append(out, t)
+					break
+				}
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Off < out[j].Off })
+	return out
+}

@@ -1,0 +1,88 @@
+// The VS Code extension: starts `hydra lsp` through vscode-languageclient for C and C++ files,
+// adds "Hydra: Generate with Repair" and "Hydra: Cancel", bridges inline completions and routes
+// the server's code action through the same progress notification. The logic lives in
+// settings.ts, generate.ts and inline.ts (tested in Node against the real server); this file
+// only wires it to VS Code.
+import * as vscode from "vscode";
+import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from "vscode-languageclient/node";
+import { CMD_GENERATE, GenerateArg, generateInEditor, generateWithProgress, runCancel } from "./generate";
+import { provideInlineCompletions } from "./inline";
+import {
+  configurationItems,
+  currentSettings,
+  didChangeConfigurationParams,
+  inlineCompletionEnabled,
+  initializationOptions,
+  SECTION,
+  serverCommand,
+} from "./settings";
+
+let client: LanguageClient | undefined;
+
+/** activate starts the client (on the first C or C++ file) and registers the commands. */
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const config = vscode.workspace.getConfiguration(SECTION);
+  const cmd = serverCommand(config);
+  const serverOptions: ServerOptions = { command: cmd.command, args: cmd.args, transport: TransportKind.stdio };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [
+      { scheme: "file", language: "c" },
+      { scheme: "file", language: "cpp" },
+      { scheme: "untitled", language: "c" },
+      { scheme: "untitled", language: "cpp" },
+    ],
+    initializationOptions: () => initializationOptions(currentSettings()),
+    middleware: {
+      workspace: {
+        // Answer the `hydra` section with the mapped settings (defaults left out).
+        configuration: (params, token, next) => {
+          const hydraOnly = params.items.every((i) => i.section === SECTION || i.section?.startsWith(SECTION + "."));
+          return hydraOnly ? configurationItems(params.items, currentSettings()) : next(params, token);
+        },
+      },
+      // The server's code action runs hydra.generate: give it the progress notification too.
+      executeCommand: async (command, args, next) => {
+        if (command === CMD_GENERATE && client && args.length > 0) {
+          return generateWithProgress(client, args[0] as GenerateArg);
+        }
+        return next(command, args);
+      },
+      provideInlineCompletionItems: (document, position, ctx, token) => {
+        if (!client || !inlineCompletionEnabled(vscode.workspace.getConfiguration(SECTION))) {
+          return undefined;
+        }
+        return provideInlineCompletions(client, document, position, ctx, token);
+      },
+    },
+  };
+  client = new LanguageClient("hydra", "Hydra LSP", serverOptions, clientOptions);
+
+  context.subscriptions.push(
+    vscode.commands.registerTextEditorCommand("hydra.generateWithRepair", (editor) => {
+      if (!client) {
+        void vscode.window.showErrorMessage("Hydra: the language server is not running");
+        return;
+      }
+      return generateInEditor(client, editor);
+    }),
+    vscode.commands.registerCommand("hydra.cancelGeneration", () => {
+      const uri = vscode.window.activeTextEditor?.document.uri.toString();
+      return client ? runCancel(client, uri) : undefined;
+    }),
+    // Settings changes reach the server as workspace/didChangeConfiguration, mapped as for
+    // initialize (not languageclient's raw `synchronize`, which would send VS Code's defaults).
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration(SECTION + ".serverPath")) {
+        void vscode.window.showInformationMessage("Hydra: reload the window to use the new server path");
+      } else if (e.affectsConfiguration(SECTION) && client?.isRunning()) {
+        void client.sendNotification("workspace/didChangeConfiguration", didChangeConfigurationParams(currentSettings()));
+      }
+    }),
+  );
+  await client.start();
+}
+
+/** deactivate stops the server. */
+export function deactivate(): Thenable<void> | undefined {
+  return client?.stop();
+}

@@ -1,0 +1,102 @@
+// Settings: the `hydra.*` VS Code settings → the server's "hydra" configuration section and the
+// command line that starts it. Imports only `vscode` (stubbed in the Node tests).
+import * as vscode from "vscode";
+
+/** The "hydra" configuration section as the server reads it (initializationOptions.hydra,
+ * workspace/configuration, workspace/didChangeConfiguration). Unset fields keep the server's
+ * defaults. */
+export interface HydraSettings {
+  modelUrl?: string;
+  model?: string;
+  apiKeyEnv?: string;
+  policy?: string;
+  maxTokens?: number;
+  maxAttempts?: number;
+  clangFlags?: string[];
+}
+
+/** The settings section this extension owns. */
+export const SECTION = "hydra";
+
+/** What a vscode.WorkspaceConfiguration offers that settingsFrom needs. */
+export interface ConfigReader {
+  get<T>(key: string): T | undefined;
+}
+
+/** settingsFrom maps a `hydra` WorkspaceConfiguration to the server's section, leaving out
+ * empty strings, zeros and empty lists (they mean "the server's default"). */
+export function settingsFrom(c: ConfigReader): HydraSettings {
+  const s: HydraSettings = {};
+  const str = (k: keyof HydraSettings & string) => {
+    const v = c.get<string>(k);
+    if (typeof v === "string" && v.trim() !== "") {
+      (s as Record<string, unknown>)[k] = v.trim();
+    }
+  };
+  const num = (k: keyof HydraSettings & string) => {
+    const v = c.get<number>(k);
+    if (typeof v === "number" && Number.isFinite(v) && v > 0) {
+      (s as Record<string, unknown>)[k] = Math.floor(v);
+    }
+  };
+  str("modelUrl");
+  str("model");
+  str("apiKeyEnv");
+  str("policy");
+  num("maxTokens");
+  num("maxAttempts");
+  const flags = c.get<unknown>("clangFlags");
+  if (Array.isArray(flags) && flags.length > 0) {
+    s.clangFlags = flags.filter((f): f is string => typeof f === "string");
+  }
+  return s;
+}
+
+/** currentSettings reads the `hydra` section of the user's settings. */
+export function currentSettings(scope?: vscode.ConfigurationScope): HydraSettings {
+  return settingsFrom(vscode.workspace.getConfiguration(SECTION, scope));
+}
+
+/** initializationOptions is what `initialize` carries: {"hydra": settings}. */
+export function initializationOptions(s: HydraSettings): { hydra: HydraSettings } {
+  return { hydra: s };
+}
+
+/** didChangeConfigurationParams is what a settings change pushes to the server
+ * (workspace/didChangeConfiguration): the mapped section, so that VS Code's defaults (empty
+ * strings, zeros) are not sent as values. */
+export function didChangeConfigurationParams(s: HydraSettings): { settings: { hydra: HydraSettings } } {
+  return { settings: { hydra: s } };
+}
+
+/** configurationItems answers a workspace/configuration request: the `hydra` section for
+ * items that ask for it (or for a key inside it, "hydra.model"), null for others. */
+export function configurationItems(items: { section?: string }[], s: HydraSettings): unknown[] {
+  return items.map((item) => {
+    if (item.section === SECTION) {
+      return s;
+    }
+    if (item.section?.startsWith(SECTION + ".")) {
+      const v = (s as Record<string, unknown>)[item.section.slice(SECTION.length + 1)];
+      return v === undefined ? null : v;
+    }
+    return null;
+  });
+}
+
+/** The command line that starts the server. */
+export interface ServerCommand {
+  command: string;
+  args: string[];
+}
+
+/** serverCommand is `<hydra.serverPath> lsp` (default: `hydra` from $PATH). */
+export function serverCommand(c: ConfigReader): ServerCommand {
+  const p = c.get<string>("serverPath");
+  return { command: typeof p === "string" && p.trim() !== "" ? p.trim() : "hydra", args: ["lsp"] };
+}
+
+/** inlineCompletionEnabled reads hydra.inlineCompletion.enabled (default true). */
+export function inlineCompletionEnabled(c: ConfigReader): boolean {
+  return c.get<boolean>("inlineCompletion.enabled") !== false;
+}

@@ -1,0 +1,133 @@
+// End-to-end tests of the extension's logic against the real `hydra lsp` (bin/hydra) with the
+// real Clang checker and the SCRIPTED STAND-IN model (hydra sim-server --script, not a real
+// model). Only the `vscode` module is a stub (vscode-stub.ts): the server is started with the
+// command line the extension computes, initialized with its settings, and driven by its
+// generate / cancel / inline completion code over vscode-languageserver-protocol.
+import "./setup";
+import { strict as assert } from "node:assert";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, before, describe, it } from "node:test";
+import * as vscode from "vscode";
+import { generateArg, generateWithProgress } from "../src/generate";
+import { provideInlineCompletions } from "../src/inline";
+import { didChangeConfigurationParams, currentSettings } from "../src/settings";
+import { hydraBin, Session, StandIn, startStandIn, testdata } from "./harness";
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const stub = require("vscode") as typeof import("./vscode-stub");
+
+const expected = fs.readFileSync(path.join(testdata, "sum.expected.cpp"), "utf8");
+const prompt = fs.readFileSync(path.join(testdata, "sum.cpp"), "utf8");
+// The text the stand-in's repaired answer inserts: expected minus the prompt (which ends in the
+// blank line the cursor is on).
+const generated = expected.slice(prompt.length - 1, expected.length - 1);
+const cursor = { line: prompt.split("\n").length - 2, character: 0 };
+
+function compiles(text: string): { ok: boolean; out: string } {
+  const f = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "hydra-vscode-cc-")), "a.cpp");
+  fs.writeFileSync(f, text);
+  try {
+    execFileSync(process.env.HYDRA_CLANG || "clang-19", ["-fsyntax-only", "-std=c++17", f], { stdio: "pipe" });
+    return { ok: true, out: "" };
+  } catch (e) {
+    return { ok: false, out: String((e as { stderr?: Buffer }).stderr ?? e) };
+  }
+}
+
+describe("the extension against the real hydra lsp (model: scripted stand-in)", () => {
+  let standIn: StandIn;
+  let s: Session;
+
+  before(async () => {
+    standIn = await startStandIn();
+    stub.settings.hydra = {
+      serverPath: hydraBin(),
+      modelUrl: standIn.url,
+      model: "scripted-stand-in",
+      maxAttempts: 8,
+      maxTokens: 0, // VS Code's default for an unset number: must be left out, not sent as 0
+      clangFlags: ["-std=c++17"],
+    };
+    s = await Session.start();
+  });
+
+  after(async () => {
+    await s?.stop();
+    await standIn?.stop();
+  });
+
+  it("Generate with Repair: the checker makes the model repair, the document compiles", async () => {
+    stub.recorded.reset();
+    const uri = await s.open("sum.cpp");
+    const r = await generateWithProgress(s.conn, generateArg(uri, { start: cursor, end: cursor }));
+    assert.ok(r, `no result; messages: ${JSON.stringify(stub.recorded.messages)}\nserver: ${s.stderr}`);
+    assert.equal(r.ok, true, JSON.stringify(r));
+    assert.ok(r.attempts >= 2, `attempts ${r.attempts}: the faulty first answer should have been repaired`);
+    assert.equal(s.text(uri), expected);
+    const c = compiles(s.text(uri));
+    assert.ok(c.ok, c.out);
+    assert.ok(s.appliedEdits.length > 0, "the server should stream its edits as workspace/applyEdit");
+    // Progress in the notification area, and the end reported.
+    assert.equal(stub.recorded.progress.length, 1);
+    assert.equal(stub.recorded.progress[0].options.location, vscode.ProgressLocation.Notification);
+    assert.equal(stub.recorded.progress[0].options.cancellable, true);
+    assert.ok(stub.recorded.progress[0].reports.length > 0, "the server's work-done progress should be shown");
+    assert.deepEqual(stub.recorded.messages, [{ level: "info", text: `Hydra: done: ${r.attempts} attempt(s), ${r.outputTokens} output tokens` }]);
+  });
+
+  it("inline completion returns the repaired continuation", async () => {
+    const uri = await s.open("sum.cpp", "inline.cpp");
+    const items = await provideInlineCompletions(s.conn, { uri: { toString: () => uri } }, cursor, {
+      triggerKind: vscode.InlineCompletionTriggerKind.Invoke,
+    });
+    assert.ok(items.length > 0, "no inline completion items");
+    assert.equal(items[0].insertText, generated);
+    assert.equal(s.text(uri), prompt, "an inline completion must not edit the document");
+  });
+
+  it("a settings change reaches the running server (workspace/didChangeConfiguration)", async () => {
+    const good = stub.settings.hydra.modelUrl;
+    try {
+      // Point the server at a port where no model listens: the next generation must fail.
+      stub.settings.hydra = { ...stub.settings.hydra, modelUrl: "http://127.0.0.1:9/v1" };
+      await s.conn.sendNotification("workspace/didChangeConfiguration", didChangeConfigurationParams(currentSettings()));
+      stub.recorded.reset();
+      const uri = await s.open("sum.cpp", "unreachable.cpp");
+      const r = await generateWithProgress(s.conn, generateArg(uri, { start: cursor, end: cursor }));
+      assert.ok(r === undefined || r.ok === false, `generation should fail without a model: ${JSON.stringify(r)}`);
+      // The server names the model URL it tried: the one the changed setting gave it.
+      assert.match(r?.message ?? JSON.stringify(stub.recorded.messages), /127\.0\.0\.1:9\b/);
+      assert.equal(stub.recorded.messages[0]?.level, "warning");
+      assert.equal(s.text(uri), prompt, "a failed generation must leave the document as it was");
+    } finally {
+      stub.settings.hydra = { ...stub.settings.hydra, modelUrl: good };
+      await s.conn.sendNotification("workspace/didChangeConfiguration", didChangeConfigurationParams(currentSettings()));
+    }
+    // And back: the restored settings generate again.
+    const uri = await s.open("sum.cpp", "restored.cpp");
+    const r = await generateWithProgress(s.conn, generateArg(uri, { start: cursor, end: cursor }));
+    assert.equal(r?.ok, true, JSON.stringify(r));
+    assert.equal(s.text(uri), expected);
+  });
+
+  it("Cancel (the notification's Cancel button) stops a running generation", async () => {
+    stub.recorded.reset();
+    const uri = await s.open("slow.cpp");
+    const slowPrompt = s.text(uri);
+    const pos = { line: slowPrompt.split("\n").length - 2, character: 0 };
+    const running = generateWithProgress(s.conn, generateArg(uri, { start: pos, end: pos }));
+    // Press Cancel once the server reported progress (or after 2 s at the latest).
+    for (let i = 0; i < 40 && (stub.recorded.progress[0]?.reports.length ?? 0) === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    stub.recorded.progress[0].cancel.cancel();
+    const r = await running;
+    assert.ok(r, `no result: ${JSON.stringify(stub.recorded.messages)}`);
+    assert.equal(r.ok, false, JSON.stringify(r));
+    assert.match(r.reason, /cancel/i);
+    assert.ok(s.text(uri).startsWith(slowPrompt.slice(0, -1)), "the text before the cursor must be intact");
+    assert.equal(stub.recorded.messages[0]?.level, "warning");
+  });
+});
