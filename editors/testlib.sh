@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the editor test runners (editors/nvim/test/run.sh, editors/emacs/test/run.sh); source it.
 #
 # It finds the repository and bin/hydra, starts the SCRIPTED STAND-IN model (`hydra sim-server

@@ -46,6 +46,8 @@ func TestCutterStopsWhenConstructCloses(t *testing.T) {
 		{"top-level construct", "// write f\n", "", []string{"int f() {\n", "  return 1;\n}\nint main(){}\n"}, "int f() {\n  return 1;\n}\n"},
 		{"braces in comments and strings ignored", "int f() {\n", "", []string{"  // }\n  const char *s = \"}\";\n", "}\nextra\n"}, "  // }\n  const char *s = \"}\";\n}\n"},
 		{"suffix closes the block", "int f() {\n", "}\n", []string{"  return 1;\n}\n", "int g;\n"}, "  return 1;\n"},
+		{"mid-line insertion, suffix closes", "int f() { return ", " }\n", []string{"1; ", "}\nint g;\n"}, "1; "},
+		{"closing brace after a literal", "int f() {\n", "}\n", []string{"  return \"}\"[0]; }\n"}, "  return \"}\"[0]; "},
 		{"unclosed at end of stream", "int f() {\n", "", []string{"  return 1;\n", "  x"}, "  return 1;\n  x"},
 	}
 	for _, c := range cases {

@@ -327,7 +327,7 @@ func TestSearchEndsWithBestAttemptAndReason(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.OK || res.Stats.OutputTokens > 5 {
+		if res.OK || res.Reason != "max_tokens" || res.Stats.OutputTokens > 5 {
 			t.Fatalf("ok=%v reason=%s tokens=%d, want at most 5 tokens and no acceptance", res.OK, res.Reason, res.Stats.OutputTokens)
 		}
 	})
@@ -355,6 +355,20 @@ func TestSearchEndsWithBestAttemptAndReason(t *testing.T) {
 		}
 		if res.Stats.Attempts != 1 {
 			t.Errorf("attempts = %d, want no repair of the prefix", res.Stats.Attempts)
+		}
+	})
+	t.Run("error in the prefix reported late", func(t *testing.T) {
+		// The missing ';' is diagnosed only at the next token, after the prefix's progress.
+		srv := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{rule("", "int main() {\n  return x;\n}\n")}})
+		res, err := Search(context.Background(), newChecker(t), newClient(t, srv.URL), Request{Prefix: "int x = 1\n", Filename: "p.cc", Model: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.OK || res.Reason != "prefix_error" || len(res.Diagnostics) != 1 || res.Diagnostics[0].Line != 1 {
+			t.Fatalf("ok=%v reason=%s diagnostics=%v, want prefix_error at line 1", res.OK, res.Reason, res.Diagnostics)
+		}
+		if res.Stats.Attempts > 2 {
+			t.Errorf("attempts = %d, want the search to give up on the prefix by the second", res.Stats.Attempts)
 		}
 	})
 }

@@ -49,20 +49,17 @@ type rollout struct {
 	pending map[int]checkers.Checkpoint // chkpt events that came before their progress event
 	errs    []checkers.Event
 	sessID  int64
-	started time.Time
 
 	// mu guards the fields below, shared by the goroutines and the manager.
-	mu       sync.Mutex
-	text     strings.Builder // the checked text: start node's text + generated text (+ suffix)
-	genEnd   int             // end of the generated text; -1 while streaming
-	tokens   []TokenInfo
-	pieces   int // streamed pieces (tokens as the server sent them)
-	usage    model.Usage
-	checked  int  // the furthest offset the checker has reported on (for Lockstep)
-	stopped  bool // the checker reported an error, done or crash
-	notify   chan struct{}
-	finish   string // the model's finish reason
-	closeCut bool   // generation was ended structurally (StopAtClose) or by a stop sequence
+	mu      sync.Mutex
+	text    strings.Builder // the checked text: start node's text + generated text (+ suffix)
+	genEnd  int             // end of the generated text; -1 while streaming
+	tokens  []TokenInfo
+	pieces  int // streamed pieces (tokens as the server sent them)
+	usage   model.Usage
+	checked int  // the furthest offset the checker has reported on (for Lockstep)
+	stopped bool // the checker reported an error, done or crash
+	notify  chan struct{}
 }
 
 // textUpTo returns the checked text up to off (clamped to what exists).
@@ -289,9 +286,6 @@ func (s *search) stream(r *rollout, q *queue) error {
 		r.text.WriteString(piece)
 		r.tokens = append(r.tokens, TokenInfo{Off: off, Text: tok.Text, Logprob: tok.Logprob, Entropy: entropy(tok.TopLogprobs)})
 		r.pieces++
-		if stop {
-			r.closeCut = true
-		}
 		r.mu.Unlock()
 		spent := s.tokens.Add(1)
 		if end := emit(ch.Write(piece)); end > 0 && s.mode == Lockstep {
@@ -317,7 +311,6 @@ func (s *search) stream(r *rollout, q *queue) error {
 	r.mu.Lock()
 	r.text.WriteString(rest)
 	r.usage = usage
-	r.finish = stream.FinishReason()
 	text := r.text.String()
 	r.genEnd = len(text)
 	r.mu.Unlock()
@@ -484,7 +477,8 @@ type cutter struct {
 	depth     *chunk.Chunker // brace depth over complete lines, fed from the document's start
 	d0        int            // depth at the insertion point
 	deeper    bool           // depth went above d0 after the insertion point
-	exclusive bool           // the suffix closes the block itself: cut before the closing line
+	exclusive bool           // the suffix closes the block itself: cut before the closing brace
+	head      string         // the start of the line the generation begins in (before g)
 
 	g      strings.Builder // generated text fed so far
 	passed int             // bytes of g passed on
@@ -506,6 +500,7 @@ func newCutter(s *search, base string) *cutter {
 	c.exclusive = s.suffixCloses
 	// Lines generated before the start node count too (a rollback keeps them).
 	gen := base[min(len(s.req.Prefix), len(base)):]
+	c.head = base[strings.LastIndexByte(base, '\n')+1:]
 	for len(gen) > 0 {
 		j := strings.IndexByte(gen, '\n')
 		if j < 0 {
@@ -549,6 +544,7 @@ func (c *cutter) feed(piece string) (string, bool) {
 			}
 			lineStart := c.lined
 			c.lined += j + 1
+			before := c.depth.Depth()
 			c.depth.Write(g[lineStart:c.lined])
 			d := c.depth.Depth()
 			if d > c.d0 {
@@ -558,7 +554,16 @@ func (c *cutter) feed(piece string) (string, bool) {
 				stop = true
 				end = c.lined
 				if c.exclusive && d < c.d0 {
+					// Keep the line up to the brace that closes the block: the suffix
+					// brings its own.
+					head := ""
+					if lineStart == 0 {
+						head = c.head
+					}
 					end = lineStart
+					if k := closingBrace(head+g[lineStart:c.lined], before, c.d0); k >= len(head) {
+						end = lineStart + k - len(head)
+					}
 				}
 				break
 			}
@@ -594,3 +599,38 @@ func (c *cutter) flush() string {
 
 // String describes a rollout for messages.
 func (r *rollout) String() string { return fmt.Sprintf("rollout %d", r.id) }
+
+// closingBrace returns the index in line of the '}' that takes the brace depth (depth at the
+// line's start) below d0, skipping string and character literals and comments on the line;
+// -1 when there is none.
+func closingBrace(line string, depth, d0 int) int {
+	for i := 0; i < len(line); i++ {
+		switch ch := line[i]; ch {
+		case '"', '\'':
+			for i++; i < len(line) && line[i] != ch; i++ {
+				if line[i] == '\\' {
+					i++
+				}
+			}
+		case '/':
+			if i+1 < len(line) && line[i+1] == '/' {
+				return -1
+			}
+			if i+1 < len(line) && line[i+1] == '*' {
+				k := strings.Index(line[i+2:], "*/")
+				if k < 0 {
+					return -1
+				}
+				i += k + 3
+			}
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth < d0 {
+				return i
+			}
+		}
+	}
+	return -1
+}

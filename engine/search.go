@@ -95,10 +95,13 @@ type search struct {
 	err       error
 	accepted  *rollout
 	prefixErr *checkers.Event
+	// clampedDiag holds the diagnostics of errors reported inside the prefix after it was
+	// accepted.
+	clampedDiag map[string]bool
 }
 
 func newSearch(ck checkers.Checker, gen model.Generator, req Request) *search {
-	s := &search{ck: ck, gen: gen, req: req, policy: req.Policy, live: map[int]*rollout{},
+	s := &search{ck: ck, gen: gen, req: req, policy: req.Policy, live: map[int]*rollout{}, clampedDiag: map[string]bool{},
 		rng: rand.New(rand.NewSource(1))}
 	if s.policy == nil {
 		s.policy = DefaultPolicy()
@@ -217,7 +220,7 @@ func (s *search) spawn(a Spawn) bool {
 	}
 	// Each rollout needs a checker process; checkpoints give way first.
 	if s.mode != Unchecked {
-		for len(s.live)+s.t.held+1 > s.budget.MaxProcesses && s.t.evictOne() {
+		for len(s.live)+1+s.t.held > s.budget.MaxProcesses && s.t.evictOne() {
 		}
 		if len(s.live)+1 > s.budget.MaxProcesses {
 			s.pending = append(s.pending, a)
@@ -234,8 +237,7 @@ func (s *search) spawn(a Spawn) bool {
 	}
 	params.MaxTokens = min(params.MaxTokens, left)
 	r := &rollout{id: len(s.rollouts), start: from, head: from, feedback: a.Feedback, params: params,
-		live: true, pending: map[int]checkers.Checkpoint{}, genEnd: -1, notify: make(chan struct{}, 1),
-		started: time.Now()}
+		live: true, pending: map[int]checkers.Checkpoint{}, genEnd: -1, notify: make(chan struct{}, 1)}
 	r.wantStartCkpt = from.Checkpoint == nil
 	r.prompt = spawnPrompt(s.prompt, s.req.Prefix, from.Text, a.Feedback)
 	r.text.WriteString(from.Text)
@@ -451,6 +453,7 @@ func (s *search) checkpoint(r *rollout, ev checkers.Event) {
 	if cp == nil {
 		return
 	}
+	defer s.keepProcessBudget()
 	if r.live {
 		for x := r.head; x != nil; x = x.Parent {
 			if x.Off == cp.Off() && (x.Kind == NodeProgress || x.Kind == NodeRoot) {
@@ -479,6 +482,13 @@ func (s *search) checkpoint(r *rollout, ev checkers.Event) {
 	cp.Release()
 }
 
+// keepProcessBudget releases checkpoints while the checker processes the search holds (live
+// sessions and checkpoints) exceed Budget.MaxProcesses.
+func (s *search) keepProcessBudget() {
+	for len(s.live)+s.t.held > s.budget.MaxProcesses && s.t.evictOne() {
+	}
+}
+
 // checkError hangs an error node at its offset (truncating progress it invalidates), ends the
 // rollout and asks the policy for a repair.
 func (s *search) checkError(r *rollout, ev checkers.Event) {
@@ -494,7 +504,19 @@ func (s *search) checkError(r *rollout, ev checkers.Event) {
 			s.end("prefix_error", nil)
 			return
 		}
-		off = s.t.prefixLen // caused by generated text but reported in the prefix
+		// Reported in the prefix after the prefix was accepted: caused by generated text (a
+		// template instantiated from it, a declaration it conflicts with) or a late report
+		// of the prefix's own error. The same error twice means the latter.
+		if s.clampedDiag[ev.Diag] {
+			e := ev
+			s.prefixErr = &e
+			r.errs = append(r.errs, ev)
+			s.stopRollout(r, "prefix_error")
+			s.end("prefix_error", nil)
+			return
+		}
+		s.clampedDiag[ev.Diag] = true
+		off = s.t.prefixLen
 	}
 	text := r.textUpTo(off)
 	e := &Node{Kind: NodeError, Off: off, Line: ev.Line, Col: ev.Col, Cat: ev.Cat, Diag: ev.Diag, Rollout: r.id, Text: text}

@@ -107,6 +107,47 @@ type configStore struct {
 	cfg Config
 	// from records which source set each field last (for the log and tests).
 	from map[string]configSource
+	// pulls counts workspace/configuration requests in flight; idle is closed when it is 0.
+	pulls int
+	idle  chan struct{}
+}
+
+// pullStarted and pullDone bracket a workspace/configuration request.
+func (s *configStore) pullStarted() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pulls == 0 {
+		s.idle = make(chan struct{})
+	}
+	s.pulls++
+}
+
+func (s *configStore) pullDone() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pulls--
+	if s.pulls == 0 {
+		close(s.idle)
+	}
+}
+
+// settled waits (up to timeout) until no workspace/configuration request is in flight, so
+// that a generation started right after a configuration change uses the new settings.
+func (s *configStore) settled(ctx context.Context, timeout time.Duration) {
+	s.mu.Lock()
+	if s.pulls == 0 {
+		s.mu.Unlock()
+		return
+	}
+	idle := s.idle
+	s.mu.Unlock()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 func newConfigStore(getenv func(string) string) *configStore {
@@ -191,8 +232,10 @@ func (s *Server) goPullConfig() {
 		return
 	}
 	s.wg.Add(1)
+	s.cfg.pullStarted()
 	go func() {
 		defer s.wg.Done()
+		defer s.cfg.pullDone()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		var res []json.RawMessage

@@ -140,16 +140,18 @@ func (g *generation) stopLocked(reason string) {
 // old → new by c. Its own pending edit coming back updates shown; another change before the
 // region moves it, after the region leaves it, inside the region stops the generation.
 func (g *generation) observeLocked(old, new string, c change) {
-	if g.stopReason != "" {
-		return
-	}
-	if p := g.pending; p != nil && !p.matched && !p.dead && p.end <= len(old) {
+	// The own edit is recognised even after a stop: an edit in flight when the user cancelled
+	// still lands, and the summary must say what the document holds.
+	if p := g.pending; p != nil && !p.matched && !p.dead && p.start <= p.end && p.end <= len(old) {
 		if new == old[:p.start]+p.text+old[p.end:] {
 			g.shown = p.shown
 			p.matched = true
 			g.signal()
 			return
 		}
+	}
+	if g.stopReason != "" {
+		return
 	}
 	c = c.trim(old)
 	if c.Start == c.End && c.Text == "" {
@@ -265,7 +267,8 @@ type searchSetup struct {
 
 // prepare builds the engine request for a document at a place: whole-document mode, the
 // document's compile flags, the configured model, policy and budget.
-func (s *Server) prepare(t target) (*searchSetup, error) {
+func (s *Server) prepare(ctx context.Context, t target) (*searchSetup, error) {
+	s.cfg.settled(ctx, 5*time.Second)
 	cfg := s.cfg.get()
 	s.mu.Lock()
 	d := s.docs[t.URI]
@@ -363,9 +366,31 @@ func (s *Server) checker() checkers.Checker {
 // generate runs "Generate with repair" at t until it ends and returns its summary. ctx is the
 // executeCommand request's: $/cancelRequest on it cancels the generation.
 func (s *Server) generate(ctx context.Context, t target, token json.RawMessage) (*Summary, error) {
-	setup, err := s.prepare(t)
-	if err != nil {
-		return nil, err
+	s.mu.Lock()
+	canEdit := s.caps.Workspace.ApplyEdit
+	s.mu.Unlock()
+	if !canEdit {
+		return nil, errors.New("the client does not apply server edits (workspace/applyEdit); use inline completion instead")
+	}
+	var setup *searchSetup
+	var d *document
+	for try := 0; ; try++ {
+		var err error
+		if setup, err = s.prepare(ctx, t); err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		d = s.docs[t.URI]
+		if d != nil && d.version == setup.version {
+			break // s.mu stays held: the generation is registered against this version
+		}
+		s.mu.Unlock()
+		if d == nil {
+			return nil, fmt.Errorf("document %s was closed", t.URI)
+		}
+		if try == 2 {
+			return nil, &jsonrpc2.Error{Code: codeContentModified, Message: t.URI + " kept changing while the generation was starting; try again"}
+		}
 	}
 	gctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -376,12 +401,6 @@ func (s *Server) generate(ctx context.Context, t target, token json.RawMessage) 
 		versioned: setup.versioned, warm: setup.warm,
 		started: time.Now(), start: setup.insertOff,
 		wake: make(chan struct{}, 1),
-	}
-	s.mu.Lock()
-	d := s.docs[t.URI]
-	if d == nil || d.version != setup.version {
-		s.mu.Unlock()
-		return nil, &jsonrpc2.Error{Code: codeContentModified, Message: t.URI + " changed while the generation was starting; try again"}
 	}
 	s.nextGen++
 	g.id = s.nextGen
@@ -606,7 +625,11 @@ func (s *Server) finish(g *generation, prog *progress, res *engine.Result, err e
 	if sum.Reason == "" {
 		sum.Reason = reasonError
 	}
-	sum.Message = summaryMessage(sum, err, s.cfg.get().ModelURL)
+	var firstDiag *checkers.Event
+	if res != nil && !sum.OK && len(res.Diagnostics) > 0 {
+		firstDiag = &res.Diagnostics[0]
+	}
+	sum.Message = summaryMessage(sum, err, s.cfg.get().ModelURL, firstDiag)
 
 	var diags []Diagnostic
 	if !sum.OK && res != nil && text != "" && stopReason != reasonUserEdit {
@@ -634,7 +657,7 @@ func nonNil(d []Diagnostic) []Diagnostic {
 }
 
 // summaryMessage is the one-line summary: what happened, tokens, attempts, time.
-func summaryMessage(sum *Summary, err error, modelURL string) string {
+func summaryMessage(sum *Summary, err error, modelURL string, firstDiag *checkers.Event) string {
 	var b strings.Builder
 	b.WriteString("hydra: ")
 	switch {
@@ -651,8 +674,14 @@ func summaryMessage(sum *Summary, err error, modelURL string) string {
 		b.WriteString("stopped: you edited the generated code (your text is kept)")
 	case sum.Reason == reasonCancelled:
 		b.WriteString("cancelled")
+	case sum.Reason == "prefix_error" && firstDiag != nil:
+		fmt.Fprintf(&b, "the code before the insertion point does not compile (line %d: %s); nothing was generated",
+			firstDiag.Line, firstDiag.Diag)
 	default:
 		fmt.Fprintf(&b, "no accepted program (%s)", sum.Reason)
+		if firstDiag != nil {
+			fmt.Fprintf(&b, ": line %d: %s", firstDiag.Line, firstDiag.Diag)
+		}
 	}
 	fmt.Fprintf(&b, "; %d tokens, %d attempt", sum.OutputTokens, sum.Attempts)
 	if sum.Attempts != 1 {

@@ -197,3 +197,23 @@ func TestPromptForKeepsATailWithinBudget(t *testing.T) {
 		t.Fatalf("prompt of %d bytes is not a line-aligned tail within %d", len(p), promptBudget)
 	}
 }
+
+func TestKindWanted(t *testing.T) {
+	tests := []struct {
+		only []string
+		want bool
+	}{
+		{nil, true},
+		{[]string{"source"}, true},
+		{[]string{"source.generate"}, true},
+		{[]string{KindGenerate}, true},
+		{[]string{"quickfix"}, false},
+		{[]string{"source.organizeImports"}, false},
+		{[]string{"sourcegraph"}, false},
+	}
+	for _, tt := range tests {
+		if got := kindWanted(tt.only, KindGenerate); got != tt.want {
+			t.Errorf("kindWanted(%q) = %v, want %v", tt.only, got, tt.want)
+		}
+	}
+}

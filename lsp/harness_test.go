@@ -70,8 +70,21 @@ func setup(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(tmp)
+	// A private copy of the shim: `make build` elsewhere may rewrite bin/ while tests run.
+	shim, err := os.ReadFile(shimBin)
+	if err != nil {
+		return 0, err
+	}
+	shimBin = filepath.Join(tmp, "hydra-clang-shim")
+	if err := os.WriteFile(shimBin, shim, 0o755); err != nil {
+		return 0, err
+	}
 	hydraBin = filepath.Join(tmp, "hydra")
-	build := exec.Command("go", "build", "-o", hydraBin, "./cmd/hydra")
+	args := []string{"build", "-o", hydraBin}
+	if os.Getenv("HYDRA_LSP_RACE") == "1" { // the server under the race detector
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "./cmd/hydra")...)
 	build.Dir = repoRoot
 	if out, err := build.CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("build hydra: %v\n%s", err, out)

@@ -3,9 +3,17 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/hydra-lsp/hydra/engine"
 )
+
+// inlineTriggerAutomatic is InlineCompletionTriggerKind.Automatic (the client asked while the
+// user typed, not on an explicit invocation).
+const inlineTriggerAutomatic = 2
+
+// inlineDebounce is how long an automatic inline completion waits before it starts a search.
+const inlineDebounce = 250 * time.Millisecond
 
 // inlineCompletion answers textDocument/inlineCompletion (LSP 3.18) with the repaired
 // continuation at the cursor: the same search as hydra.generate, but nothing is written to the
@@ -16,7 +24,18 @@ func (s *Server) inlineCompletion(ctx context.Context, params json.RawMessage) (
 	if err := decodeParams("textDocument/inlineCompletion", params, &p); err != nil {
 		return nil, err
 	}
-	setup, err := s.prepare(target{URI: p.TextDocument.URI, Position: p.Position, AtCursor: true})
+	if p.Context.TriggerKind == inlineTriggerAutomatic {
+		// Clients ask on every keystroke and cancel the previous request: wait for a pause
+		// in typing before running a search (and calling the model).
+		t := time.NewTimer(inlineDebounce)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+	setup, err := s.prepare(ctx, target{URI: p.TextDocument.URI, Position: p.Position, AtCursor: true})
 	if err != nil {
 		return nil, err
 	}

@@ -67,7 +67,10 @@ type Server struct {
 	opts   Options
 	logger *log.Logger
 
-	conn *jsonrpc2.Conn
+	// conn is set by Serve before connReady is closed; Handle waits for that, because the
+	// connection starts reading (and so calling Handle) inside jsonrpc2.NewConn.
+	conn      *jsonrpc2.Conn
+	connReady chan struct{}
 
 	// mu guards the fields below it: the session state, the documents and the generations'
 	// regions (a generation's edit tracking changes together with the document it edits, so
@@ -108,14 +111,15 @@ func New(opts Options) *Server {
 		opts.Log = os.Stderr
 	}
 	s := &Server{
-		opts:     opts,
-		logger:   log.New(opts.Log, "hydra lsp: ", log.Ltime|log.Lmicroseconds),
-		docs:     map[string]*document{},
-		gens:     map[int]*generation{},
-		inflight: map[jsonrpc2.ID]context.CancelFunc{},
-		progress: map[string]func(){},
-		exited:   make(chan struct{}),
-		enc:      encUTF16,
+		opts:      opts,
+		logger:    log.New(opts.Log, "hydra lsp: ", log.Ltime|log.Lmicroseconds),
+		docs:      map[string]*document{},
+		gens:      map[int]*generation{},
+		inflight:  map[jsonrpc2.ID]context.CancelFunc{},
+		progress:  map[string]func(){},
+		exited:    make(chan struct{}),
+		connReady: make(chan struct{}),
+		enc:       encUTF16,
 	}
 	s.cfg = newConfigStore(opts.Getenv)
 	s.flags = newFlagStore(s.logf, s.flagsChanged)
@@ -140,6 +144,7 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	defer cancel()
 	st := newStream(rwc, s.logf)
 	s.conn = jsonrpc2.NewConn(ctx, st, s, jsonrpc2.SetLogger(s.logger))
+	close(s.connReady)
 	var err error
 	select {
 	case <-s.exited:
@@ -223,6 +228,7 @@ var syncRequests = map[string]bool{"initialize": true, "shutdown": true}
 // other than initialize and shutdown run on their own goroutines, with a context that
 // $/cancelRequest cancels.
 func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	<-s.connReady
 	var params json.RawMessage
 	if req.Params != nil {
 		params = *req.Params

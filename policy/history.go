@@ -55,7 +55,7 @@ func history(s *engine.State, e *engine.Node, threshold int) episode {
 		}
 		seen[x.Rollout] = true
 		if ep.target != nil && sameError(ep.target, x, threshold) {
-			if r := s.Rollout(x.Rollout); r != nil && r.Start != nil && r.Start != x {
+			if r := s.Rollout(x.Rollout); r != nil && r.Start != nil {
 				ep.failed = append(ep.failed, r.Start.Off)
 			}
 			ep.target = x
@@ -99,11 +99,11 @@ func firstErrorOfRollout(s *engine.State, e *engine.Node) bool {
 
 // lastAttempt reports whether the next rollout the search may start is its last one.
 func lastAttempt(s *engine.State) bool {
-	max := s.Budget().MaxAttempts
-	if max <= 0 {
-		max = engine.DefaultBudget().MaxAttempts
+	limit := s.Budget().MaxAttempts
+	if limit <= 0 {
+		limit = engine.DefaultBudget().MaxAttempts
 	}
-	return max-s.Attempts() == 1
+	return limit-s.Attempts() == 1
 }
 
 // latestAtOrBefore returns the last candidate whose offset is at most off, or the first

@@ -11,6 +11,7 @@ package policy
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hydra-lsp/hydra/engine"
@@ -121,14 +122,82 @@ func Names() []string {
 // Summary returns the one-line description of the named policy, or "" if there is none.
 func Summary(name string) string { return registry[name].summary }
 
-// ByName returns the policy with the given name ("" means Default), configured by opts.
+// ByName returns the policy with the given name ("" means Default), configured by opts. The
+// name may carry parameters after colons, as the CLI takes them: "tokpol:q=0.8:scope=2",
+// "fixed:lines=8", "parallel:width=4" (keys: q, local, far, scope, decreasing=0|1, same, lines,
+// width, lastresort=false); they apply after opts.
 func ByName(name string, opts ...Option) (engine.Policy, error) {
-	if name == "" {
-		name = Default
+	spec := strings.Split(strings.TrimSpace(name), ":")
+	base := strings.ToLower(spec[0])
+	if base == "" {
+		base = Default
 	}
-	r, ok := registry[strings.ToLower(strings.TrimSpace(name))]
+	r, ok := registry[base]
 	if !ok {
-		return nil, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(Names(), ", "))
+		return nil, fmt.Errorf("unknown policy %q (known: %s)", spec[0], strings.Join(Names(), ", "))
+	}
+	for _, kv := range spec[1:] {
+		o, err := parseParam(kv)
+		if err != nil {
+			return nil, fmt.Errorf("policy %q: %w", name, err)
+		}
+		opts = append(opts, o)
 	}
 	return r.make(newOptions(opts)), nil
+}
+
+// parseParam turns "key=value" into an Option.
+func parseParam(kv string) (Option, error) {
+	k, v, ok := strings.Cut(kv, "=")
+	if !ok {
+		return nil, fmt.Errorf("parameter %q is not key=value", kv)
+	}
+	num, err := strconv.ParseFloat(v, 64)
+	if err != nil && k != "lastresort" {
+		return nil, fmt.Errorf("parameter %s: %q is not a number", k, v)
+	}
+	switch k {
+	case "q":
+		if num <= 0 || num > 1 {
+			return nil, fmt.Errorf("parameter q: %v is not in (0, 1]", num)
+		}
+		return WithSuccessProb(num), nil
+	case "decreasing":
+		return func(o *Options) {
+			if o.Prior == (Prior{}) {
+				o.Prior = DefaultPrior()
+			}
+			o.Prior.Decreasing = num != 0
+		}, nil
+	case "local", "far", "scope":
+		if num < 0 || (k != "scope" && num > 1) {
+			return nil, fmt.Errorf("parameter %s: %v out of range", k, num)
+		}
+		return func(o *Options) {
+			if o.Prior == (Prior{}) {
+				o.Prior = DefaultPrior()
+			}
+			switch k {
+			case "local":
+				o.Prior.Local = num
+			case "far":
+				o.Prior.Far = num
+			case "scope":
+				o.Prior.Scope = num
+			}
+		}, nil
+	case "same":
+		return WithSameErrorBytes(int(num)), nil
+	case "lines":
+		return WithLines(int(num)), nil
+	case "width":
+		return WithWidth(int(num)), nil
+	case "lastresort":
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("parameter lastresort: %q is not a boolean", v)
+		}
+		return func(o *Options) { o.NoLastResort = !b }, nil
+	}
+	return nil, fmt.Errorf("unknown parameter %q (known: q, local, far, scope, decreasing, same, lines, width, lastresort)", k)
 }

@@ -53,6 +53,25 @@ func TestByNameKnowsEveryPolicyAndItsMode(t *testing.T) {
 	}
 }
 
+func TestByNameTakesParametersAfterColons(t *testing.T) {
+	p, err := ByName("tokpol:q=0.9:scope=2:local=0.4:far=0.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.(*TokPol).opts
+	if got.SuccessProb != 0.9 || got.Prior != (Prior{Local: 0.4, Far: 0.3, Scope: 2}) {
+		t.Errorf("options %+v", got)
+	}
+	if f, err := ByName("fixed:lines=8"); err != nil || f.(*Fixed).opts.Lines != 8 {
+		t.Errorf("fixed:lines=8 → %v, %v", f, err)
+	}
+	for _, bad := range []string{"tokpol:q=2", "tokpol:q", "tokpol:zeta=1", "fixed:lines=x", "tokpol:lastresort=maybe"} {
+		if _, err := ByName(bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
+
 func TestByNameRejectsUnknownNamesListingTheKnownOnes(t *testing.T) {
 	_, err := ByName("greedy")
 	if err == nil {
@@ -144,6 +163,14 @@ func TestTokPolResetsItsBeliefOnADifferentError(t *testing.T) {
 	e2 := tr2.fail(tr2.progress(from, 2, 30), 2, 30, 5, "syntax")
 	if got := one(t, mustPolicy(t, "tokpol").OnNode(e2, tr2.state(e2, 8))); got != 30 {
 		t.Errorf("repair of an error 15 lines on from line %d, want 30", got)
+	}
+}
+
+func TestTokPolStepsBackGraduallyUnderADecreasingPrior(t *testing.T) {
+	tr, e := failChain(20, nil, []int{15}, "undeclared_identifier")
+	p := mustPolicy(t, "tokpol:decreasing=1")
+	if got := one(t, p.OnNode(e, tr.state(e, 100))); got <= 1 || got >= 15 {
+		t.Errorf("after a local failure, a decreasing prior repairs from line %d, want between the root and 15", got)
 	}
 }
 
@@ -266,8 +293,8 @@ func TestUncertaintyRollsBackBeforeTheLeastCertainToken(t *testing.T) {
 	for off := 0; off < e.Off; off += 5 {
 		toks = append(toks, engine.TokenInfo{Off: off, Text: tr.text[off : off+5], Logprob: -0.1, Entropy: 0.2})
 	}
-	toks[lineStart(8)/5+2].Entropy = 3.0 // inside line 8
-	toks[lineStart(3)/5+1].Entropy = 2.0 // inside line 3
+	toks[lineStart(8)/5+2].Entropy = 3.0  // inside line 8: a flat distribution
+	toks[lineStart(3)/5+1].Logprob = -2.0 // inside line 3: an unlikely token
 	tr.rollout(1).Tokens = toks
 	p := mustPolicy(t, "uncertainty")
 	if got := one(t, p.OnNode(e, tr.state(e, 100))); got != 8 {

@@ -42,7 +42,13 @@ func (p *TokPol) Belief(s *engine.State, e *engine.Node, cands []*engine.Node) B
 	for i, c := range cands {
 		offs[i] = c.Off
 	}
-	prior := PriorMass(p.opts.Prior, offs, e.Off)
+	scope := cands[0].Off
+	for _, c := range cands {
+		if isDeclStart(c) {
+			scope = c.Off
+		}
+	}
+	prior := PriorMass(p.opts.Prior, offs, e.Off, scope)
 	post := Posterior(append([]float64(nil), prior...), offs, ep.failed, p.opts.SuccessProb)
 	bpt := bytesPerToken(s.Current(), p.opts.BytesPerToken)
 	past := max(p.opts.PastTokens, meanOvershoot(s))

@@ -16,7 +16,15 @@ type Prior struct {
 	Local float64
 	// Far is the mass of d ≥ 1/2, spread evenly over [1/2, 1].
 	Far float64
-	// The rest, 1 − Local − Far, is spread evenly over d in [0, 1/2).
+	// The rest, 1 − Local − Far, is spread over d in [0, 1/2): evenly, or, when Decreasing,
+	// with a density that falls linearly from d = 0 to nothing at d = 1/2.
+	Decreasing bool
+
+	// Scope weighs the non-local density inside the top-level declaration that encloses the
+	// error (from its start to the error) Scope times as much as outside it: in C and C++ most
+	// names a function uses are declared in that function. The non-local mass stays 1 − Local;
+	// 0 or 1 means no weighting (the paper's shape exactly).
+	Scope float64
 }
 
 // DefaultPrior is the paper's measurement (§2.4): 20–40% of errors are fixed locally and
@@ -28,8 +36,10 @@ func (p Prior) near() float64 { return math.Max(0, 1-p.Local-p.Far) }
 
 // PriorMass returns the prior probability of each bucket: mass[i] is P(c(i+1) ≤ r < c(i+2)) in
 // the 1-based notation above, i.e. the bucket that starts at cands[i]. cands are the candidate
-// offsets in increasing order, e the error offset (≥ the last candidate). The masses sum to 1.
-func PriorMass(p Prior, cands []int, e int) []float64 {
+// offsets in increasing order, e the error offset (≥ the last candidate), scope the offset where
+// the top-level declaration enclosing the error starts (a candidate; see Prior.Scope). The
+// masses sum to 1.
+func PriorMass(p Prior, cands []int, e, scope int) []float64 {
 	m := len(cands)
 	if m == 0 {
 		return nil
@@ -46,8 +56,14 @@ func PriorMass(p Prior, cands []int, e int) []float64 {
 	mid := float64(e) - span/2
 	density := func(lo, hi float64) float64 { // mass of the continuous parts over [lo, hi)
 		far := overlap(lo, hi, float64(g), mid) / (span / 2) * p.Far
-		nr := overlap(lo, hi, mid, float64(e)) / (span / 2) * p.near()
-		return far + nr
+		if !p.Decreasing {
+			return far + overlap(lo, hi, mid, float64(e))/(span/2)*p.near()
+		}
+		// Near part in terms of d: the stretch [lo, hi) is d in (dHi, dLo]; the cumulative
+		// mass of the density 8(1/2 − d) on [0, d] is 4d − 4d².
+		cum := func(d float64) float64 { d = math.Min(math.Max(d, 0), 0.5); return 4*d - 4*d*d }
+		dLo, dHi := (float64(e)-lo)/span, (float64(e)-hi)/span
+		return far + p.near()*(cum(dLo)-cum(dHi))
 	}
 	for i := 0; i < m; i++ {
 		hi := float64(e)
@@ -55,6 +71,14 @@ func PriorMass(p Prior, cands []int, e int) []float64 {
 			hi = float64(cands[i+1])
 		}
 		mass[i] = density(float64(cands[i]), hi)
+		if p.Scope > 1 && cands[i] >= scope {
+			mass[i] *= p.Scope
+		}
+	}
+	if s := sum(mass); s > 0 {
+		for i := range mass {
+			mass[i] *= (1 - p.Local) / s
+		}
 	}
 	mass[m-1] += p.Local
 	return normalize(mass)

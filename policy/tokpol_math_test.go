@@ -23,6 +23,7 @@ func TestPriorMassSpreadsThePapersShape(t *testing.T) {
 		prior Prior
 		cands []int
 		e     int
+		scope int
 		want  []float64
 	}{
 		{
@@ -36,8 +37,20 @@ func TestPriorMassSpreadsThePapersShape(t *testing.T) {
 			want: []float64{0.4, 0.4 + 0.2},
 		},
 		{
+			// Near mass 0.35 with density 8(1/2 − d): [50,80) is d in (0.2, 0.5]: 0.35·(1 − (0.8−0.16)) = 0.126;
+			// [80,100) is d in [0, 0.2]: 0.35·0.64 = 0.224.
+			name: "decreasing near mass", prior: Prior{Local: 0.3, Far: 0.35, Decreasing: true}, cands: []int{0, 50, 80}, e: 100,
+			want: []float64{0.35, 0.35 * 0.36, 0.35*0.64 + 0.3},
+		},
+		{
 			name: "root only", prior: DefaultPrior(), cands: []int{0}, e: 100,
 			want: []float64{1},
+		},
+		{
+			// Scope 3 from 50 on: continuous masses 0.35, 3·0.21, 3·0.14 = 0.35, 0.63, 0.42 (sum 1.4),
+			// scaled to 0.7: 0.175, 0.315, 0.21; then local 0.3 on the last.
+			name: "scope weighting", prior: Prior{Local: 0.3, Far: 0.35, Scope: 3}, cands: []int{0, 50, 80}, e: 100, scope: 50,
+			want: []float64{0.175, 0.315, 0.21 + 0.3},
 		},
 		{
 			name: "error at the start", prior: DefaultPrior(), cands: []int{10}, e: 10,
@@ -46,7 +59,7 @@ func TestPriorMassSpreadsThePapersShape(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := PriorMass(tc.prior, tc.cands, tc.e)
+			got := PriorMass(tc.prior, tc.cands, tc.e, tc.scope)
 			if !near(got, tc.want) {
 				t.Errorf("PriorMass = %v, want %v", got, tc.want)
 			}

@@ -1,14 +1,15 @@
 package policy
 
 import (
+	"math"
 	"sort"
 
 	"github.com/hydra-lsp/hydra/engine"
 )
 
 // Uncertainty is uncertainty-guided rollback (after ROCODE): it rolls back to the last
-// candidate before the token the model was least sure of (highest entropy, or lowest
-// log-probability when entropies are not reported) between the last error a repair got past
+// candidate before the token the model was least sure of (highest entropy over the reported
+// alternatives, or highest surprisal, whichever is larger) between the last error a repair got past
 // and the error; when the same error comes back, it looks only before the previous rollback
 // point. Without log-probabilities (the request did not ask for them) it falls back to
 // local-first escalation. Ask for them with model.Params.Logprobs in the request.
@@ -45,24 +46,25 @@ func (p *Uncertainty) OnNode(n *engine.Node, s *engine.State) []engine.Action {
 	return spawnFrom(c, n)
 }
 
-// uncertainty is a token's entropy, or its surprisal (−logprob) when no entropy was reported.
+// uncertainty is the larger of a token's entropy over the reported alternatives and its
+// surprisal (−logprob): a token is suspect when the model's distribution was flat there, or when
+// the sampled token was itself unlikely. With few reported alternatives (servers often give the
+// top 2–5) the entropy alone misses the second case: a token sampled at probability 0.08 out of
+// two alternatives has the same entropy as one sampled at 0.92.
 func uncertainty(t engine.TokenInfo) float64 {
-	if t.Entropy > 0 {
-		return t.Entropy
-	}
-	return -t.Logprob
+	return math.Max(t.Entropy, -t.Logprob)
 }
 
 // mostUncertain returns the token with the highest uncertainty whose offset lies in [lo, hi);
 // found is false when no token there carries any uncertainty (no logprobs were asked for).
 func mostUncertain(toks []engine.TokenInfo, lo, hi int) (best engine.TokenInfo, found bool) {
-	max := 0.0
+	top := 0.0
 	for _, t := range toks {
 		if t.Off < lo || t.Off >= hi {
 			continue
 		}
-		if u := uncertainty(t); u > max {
-			best, max, found = t, u, true
+		if u := uncertainty(t); u > top {
+			best, top, found = t, u, true
 		}
 	}
 	return best, found

@@ -33,6 +33,10 @@ type Verdict struct {
 	Msg  string
 	// File is where the first error is, when a checker names it (whole-file clang does).
 	File string
+	// Late is set (incremental side) when the first error arrived after progress had already
+	// been reported past its offset: clang's lookahead or a construct that is checked as a whole
+	// (a class, the end of the translation unit) delayed it.
+	Late bool
 }
 
 func (v Verdict) String() string {
@@ -198,6 +202,7 @@ func stream(sess checkers.Session, text string, from int, opts chunk.Options, ch
 // verdict reads events until the first error, done or crash. Checkpoints go to w.keep when w is
 // set, else they are released at once.
 func verdict(ctx context.Context, ch checkers.Checker, events <-chan checkers.Event, w *warmth) (Verdict, error) {
+	progress := -1
 	for {
 		select {
 		case <-ctx.Done():
@@ -207,6 +212,8 @@ func verdict(ctx context.Context, ch checkers.Checker, events <-chan checkers.Ev
 				return Verdict{}, errors.New("session ended without done")
 			}
 			switch ev.Kind {
+			case checkers.KindProgress:
+				progress = max(progress, ev.Off)
 			case checkers.KindChkpt:
 				if cp := ch.Adopt(ev.ID); cp != nil {
 					if w != nil && w.keep != nil {
@@ -216,7 +223,7 @@ func verdict(ctx context.Context, ch checkers.Checker, events <-chan checkers.Ev
 					}
 				}
 			case checkers.KindError:
-				v := Verdict{Line: ev.Line, Col: ev.Col, Msg: ev.Diag}
+				v := Verdict{Line: ev.Line, Col: ev.Col, Msg: ev.Diag, Late: ev.Off < progress}
 				if f, ok := ev.Meta["file"].(string); ok {
 					v.File = f
 				}

@@ -52,8 +52,13 @@ type Report struct {
 	Agreed   int
 	// WholeRejected counts programs whole-file clang rejects (mutants that broke the program).
 	WholeRejected int
-	Warm          int
-	Elapsed       time.Duration
+	// SameColumn counts agreeing rejections whose first errors are also in the same column
+	// (columns are not part of the bar; this says how close the two sides are).
+	SameColumn int
+	// Late counts first errors that arrived after progress past their offset.
+	Late    int
+	Warm    int
+	Elapsed time.Duration
 	// Per operator (originals under "original"): total and agreed.
 	ByOp map[string][2]int
 }
@@ -80,8 +85,10 @@ func (r *Report) Disagreements() []Outcome {
 // String is the report for people: totals, per-operator table, every disagreement.
 func (r *Report) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "agreement: %d/%d = %.2f%% (whole-file clang rejected %d; incremental resumed a shared preamble checkpoint on %d) in %s\n",
-		r.Agreed, r.Total, 100*r.Rate(), r.WholeRejected, r.Warm, r.Elapsed.Round(time.Second))
+	fmt.Fprintf(&b, "agreement: %d/%d = %.2f%% in %s\n", r.Agreed, r.Total, 100*r.Rate(), r.Elapsed.Round(time.Second))
+	fmt.Fprintf(&b, "  whole-file clang rejected %d; first error in the same column too: %d; first error arrived after progress past it: %d\n",
+		r.WholeRejected, r.SameColumn, r.Late)
+	fmt.Fprintf(&b, "  incremental side resumed a shared preamble checkpoint: %d\n", r.Warm)
 	ops := make([]string, 0, len(r.ByOp))
 	for op := range r.ByOp {
 		ops = append(ops, op)
@@ -186,9 +193,15 @@ func Run(ctx context.Context, cfg Config, progs []Program) *Report {
 		r.ByOp[op] = c
 		if !o.Whole.OK && o.Err == nil {
 			r.WholeRejected++
+			if o.Agree && o.Incremental.Col == o.Whole.Col {
+				r.SameColumn++
+			}
 		}
 		if o.Warm {
 			r.Warm++
+		}
+		if o.Incremental.Late {
+			r.Late++
 		}
 	}
 	return r

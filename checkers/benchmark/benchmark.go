@@ -78,8 +78,23 @@ type Result struct {
 	CheckpointSamples       int      `json:"checkpoint_samples"`
 	CheckpointPrivateMaxKB  float64  `json:"checkpoint_private_max_kb"`
 	CheckpointPrivateNote   string   `json:"checkpoint_private_note"`
-	CPUs                    int      `json:"cpus"`
-	Note                    string   `json:"note"`
+	CheckpointPrivateForkKB float64  `json:"checkpoint_private_after_fork_kb"`
+	// ByLanguage repeats the latency comparison for the C and the C++ programs apart
+	// (re-invoking clang costs far more with C++ headers).
+	ByLanguage map[string]LangResult `json:"by_language"`
+	CPUs       int                   `json:"cpus"`
+	Note       string                `json:"note"`
+}
+
+// LangResult is the latency comparison restricted to the programs of one language.
+type LangResult struct {
+	Programs            int     `json:"programs"`
+	IncrementalMedianMS float64 `json:"incremental_median_ms"`
+	IncrementalP99MS    float64 `json:"incremental_p99_ms"`
+	ReinvokeMedianMS    float64 `json:"reinvoke_median_ms"`
+	ClangdMedianMS      float64 `json:"clangd_median_ms"`
+	SpeedupVsReinvoke   float64 `json:"speedup_vs_reinvoke"`
+	SpeedupVsClangd     float64 `json:"speedup_vs_clangd"`
 }
 
 // Run measures everything on cfg.Programs.
@@ -103,23 +118,31 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, errors.New("benchmark: no programs")
 	}
 	var s samples
+	byLang := map[string]*samples{}
 	res := &Result{Programs: len(cfg.Programs), CPUs: runtime.NumCPU(), ClangdMode: "clangd-19 --sync (no update debounce), full-text didChange, time to publishDiagnostics of that version",
-		CheckpointPrivateNote: "Private_Clean+Private_Dirty of dormant checkpoint processes (smaps_rollup), mean over checkpoints, measured when their session reached the end of its program",
+		CheckpointPrivateNote: "Private_Clean+Private_Dirty of dormant checkpoint processes (smaps_rollup), mean over checkpoints, measured when their session has streamed its whole program (before end of input); checkpoint_private_after_fork_kb: right after each fork",
 		Note:                  "per-line = time from Submit of a chunk (one or more lines, after the preamble) to its progress event, chunks submitted one at a time"}
 	for _, p := range cfg.Programs {
 		res.ProgramIDs = append(res.ProgramIDs, p.ID)
 		cfg.Log("program %s (%d bytes)", p.ID, len(p.Text))
-		if err := s.measureIncremental(ctx, cfg, p); err != nil {
+		var ps samples
+		if err := ps.measureIncremental(ctx, cfg, p); err != nil {
 			return nil, fmt.Errorf("incremental %s: %w", p.ID, err)
 		}
-		if err := s.measureReinvoke(ctx, cfg, p); err != nil {
+		if err := ps.measureReinvoke(ctx, cfg, p); err != nil {
 			return nil, fmt.Errorf("re-invoke %s: %w", p.ID, err)
 		}
 		if cfg.Clangd != "" {
-			if err := s.measureClangd(ctx, cfg, p); err != nil {
+			if err := ps.measureClangd(ctx, cfg, p); err != nil {
 				return nil, fmt.Errorf("clangd %s: %w", p.ID, err)
 			}
 		}
+		s.add(&ps)
+		if byLang[p.Lang] == nil {
+			byLang[p.Lang] = &samples{}
+		}
+		byLang[p.Lang].add(&ps)
+		byLang[p.Lang].programs++
 	}
 	cfg.Log("preamble <bits/stdc++.h>, cold and warm")
 	if err := s.measurePreamble(ctx, cfg); err != nil {
@@ -144,6 +167,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.ForkMS, res.ForkMaxMS, res.ForkSamples = median(s.fork), percentile(s.fork, 1), len(s.fork)
 	res.ResumeMS, res.ResumeMaxMS, res.ResumeSamples = median(s.resume), percentile(s.resume, 1), len(s.resume)
 	res.CheckpointPrivateKB, res.CheckpointPrivateMaxKB, res.CheckpointSamples = mean(s.privKB), percentile(s.privKB, 1), len(s.privKB)
+	res.CheckpointPrivateForkKB = mean(s.privFork)
+	res.ByLanguage = map[string]LangResult{}
+	for lang, ls := range byLang {
+		lr := LangResult{Programs: ls.programs, IncrementalMedianMS: median(ls.perLine), IncrementalP99MS: percentile(ls.perLine, 0.99),
+			ReinvokeMedianMS: median(ls.reinvoke), ClangdMedianMS: median(ls.clangd)}
+		if lr.IncrementalMedianMS > 0 {
+			lr.SpeedupVsReinvoke = lr.ReinvokeMedianMS / lr.IncrementalMedianMS
+			lr.SpeedupVsClangd = lr.ClangdMedianMS / lr.IncrementalMedianMS
+		}
+		res.ByLanguage[lang] = lr
+	}
 	res.ColdPreambleMS = median(s.cold)
 	res.WarmPreambleMS = median(s.warm)
 	return res, nil
@@ -153,8 +187,23 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 type samples struct {
 	perLine, firstThird, lastThird, eos []float64
 	reinvoke, clangd                    []float64
-	fork, resume, privKB                []float64
+	fork, resume, privKB, privFork      []float64
 	cold, warm                          []float64
+	programs                            int
+}
+
+// add appends o's program measurements to s.
+func (s *samples) add(o *samples) {
+	s.perLine = append(s.perLine, o.perLine...)
+	s.firstThird = append(s.firstThird, o.firstThird...)
+	s.lastThird = append(s.lastThird, o.lastThird...)
+	s.eos = append(s.eos, o.eos...)
+	s.reinvoke = append(s.reinvoke, o.reinvoke...)
+	s.clangd = append(s.clangd, o.clangd...)
+	s.fork = append(s.fork, o.fork...)
+	s.resume = append(s.resume, o.resume...)
+	s.privKB = append(s.privKB, o.privKB...)
+	s.privFork = append(s.privFork, o.privFork...)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
@@ -252,7 +301,11 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 				return fmt.Errorf("checkpoint at %d: %w", c.End(), err)
 			}
 			if len(cps) > n {
-				f := cps[len(cps)-1].forkMS
+				h := cps[len(cps)-1]
+				if kb, err := privateKB(h.pid); err == nil {
+					s.privFork = append(s.privFork, kb)
+				}
+				f := h.forkMS
 				if f == 0 {
 					f = ms(time.Since(progressAt)) // the shim did not say: progress to chkpt
 				}
@@ -262,6 +315,12 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 		}
 		if i >= first {
 			lat = append(lat, ms(progressAt.Sub(start)))
+		}
+	}
+	// Dormant checkpoints now hold what the session has changed since their fork.
+	for _, h := range cps {
+		if kb, err := privateKB(h.pid); err == nil {
+			s.privKB = append(s.privKB, kb)
 		}
 	}
 	start := time.Now()
@@ -280,12 +339,6 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 	third := len(lat) / 3
 	s.firstThird = append(s.firstThird, lat[:third]...)
 	s.lastThird = append(s.lastThird, lat[len(lat)-third:]...)
-	// Dormant checkpoints now hold what the session has since changed.
-	for _, h := range cps {
-		if kb, err := privateKB(h.pid); err == nil {
-			s.privKB = append(s.privKB, kb)
-		}
-	}
 	// Resume each checkpoint once: time to the new session's first event.
 	for _, h := range cps {
 		start := time.Now()

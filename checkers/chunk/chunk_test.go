@@ -86,6 +86,8 @@ func TestCutsOnlyWhereLexerStateIsClean(t *testing.T) {
 			[]string{"int a = 1;\n", "char c = 'x';\n"}},
 		{"ISO C has no raw strings", Options{NoRawStrings: true},
 			[]string{"int R = 1;\n", "int b = R\n", "  + 1;\n"}},
+		{"byte order mark before a directive", Options{},
+			[]string{"\xEF\xBB\xBF#if 1\nint a;\n#endif\n", "int b;\n"}},
 		{"CRLF line ends", Options{},
 			[]string{"int a;\r\n", "int b = 1 + \\\r\n 2;\r\n"}},
 	}
@@ -197,6 +199,7 @@ func TestPreambleEnd(t *testing.T) {
 		{"conditional include block", "#ifdef _WIN32\n#include <w.h>\n#endif\nint x;\n", len("#ifdef _WIN32\n#include <w.h>\n#endif\n")},
 		{"no preamble", "int x;\n#include <a.h>\n", 0},
 		{"only a preamble", "#include <a.h>\n", len("#include <a.h>\n")},
+		{"after a byte order mark", "\xEF\xBB\xBF#include <a.h>\nint x;\n", len("\xEF\xBB\xBF#include <a.h>\n")},
 		{"code inside an #if ends the preamble before it", "#include <a.h>\n#if 1\nint y;\n#endif\n", len("#include <a.h>\n")},
 	}
 	for _, tt := range tests {

@@ -73,6 +73,7 @@ type lexer struct {
 	directive bool   // the current logical line is a preprocessor directive
 	ifDepth   int    // open #if/#ifdef/#ifndef
 	depth     int    // brace depth outside directives, comments and literals
+	started   bool   // a line has been lexed (a UTF-8 byte order mark can only come first)
 }
 
 // isIdentStart reports whether c can start an identifier (bytes ≥ 0x80 are UTF-8 letters,
@@ -109,6 +110,10 @@ func rawPrefix(ident string) bool {
 // line lexes one physical line; text may or may not end in '\n'.
 func (lx *lexer) line(text string) lineInfo {
 	var info lineInfo
+	if !lx.started {
+		lx.started = true
+		text = strings.TrimPrefix(text, "\xEF\xBB\xBF") // clang skips a byte order mark
+	}
 	body := strings.TrimSuffix(text, "\n")
 	cont := endsWithContinuation(body)
 	if cont {

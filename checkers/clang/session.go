@@ -50,6 +50,8 @@ type Session struct {
 	virtual  []virtualChkpt
 	since    time.Time // start of the current wait for an answer
 	queue    []checkers.Event
+	// eventsClosed is set when the deliverer has closed events: nothing may be sent any more.
+	eventsClosed bool
 }
 
 // virtualChkpt is a checkpoint request served by an existing checkpoint of the same prefix: its
@@ -255,8 +257,21 @@ func (s *Session) waitingLocked() bool {
 	return !s.gotInit || (s.eos && !s.finished) || (!s.errored && len(s.pending) > 0)
 }
 
-// push queues an event for delivery.
+// pushLocked hands an event to the consumer: straight into the Events channel when nothing is
+// queued before it and the channel has room (the common, low-latency path), else onto the
+// unbounded queue that the deliverer drains in order. The deliverer pops an event only after
+// sending it, so a non-empty queue always means "something is still ahead of you".
 func (s *Session) pushLocked(ev checkers.Event) {
+	if s.eventsClosed {
+		return
+	}
+	if len(s.queue) == 0 {
+		select {
+		case s.events <- ev:
+			return
+		default:
+		}
+	}
 	s.queue = append(s.queue, ev)
 	select {
 	case s.notify <- struct{}{}:
@@ -427,31 +442,38 @@ func (s *Session) handle(ev checkers.Event) bool {
 // deliver moves queued events to the Events channel, closing it after the last one.
 func (s *Session) deliver() {
 	defer s.c.unregister(s)
-	defer close(s.events)
+	defer func() {
+		s.mu.Lock()
+		s.eventsClosed = true
+		close(s.events)
+		s.mu.Unlock()
+	}()
 	for {
 		s.mu.Lock()
-		q := s.queue
-		s.queue = nil
-		fin := s.finished
-		s.mu.Unlock()
-		for _, ev := range q {
+		if len(s.queue) == 0 {
+			fin := s.finished
+			s.mu.Unlock()
+			if fin {
+				return
+			}
 			select {
-			case s.events <- ev:
+			case <-s.notify:
 			case <-s.stop:
 				return
 			}
-		}
-		if len(q) > 0 {
 			continue
 		}
-		if fin {
-			return
-		}
+		ev := s.queue[0]
+		s.mu.Unlock()
 		select {
-		case <-s.notify:
+		case s.events <- ev:
 		case <-s.stop:
 			return
 		}
+		s.mu.Lock()
+		s.queue[0] = checkers.Event{}
+		s.queue = s.queue[1:]
+		s.mu.Unlock()
 	}
 }
 

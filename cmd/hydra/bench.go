@@ -55,6 +55,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 		errorRate   = fs.Float64("error-rate", -1, "simulated model: share of tasks whose first attempt has a static error (default the paper's 0.17)")
 		fixProb     = fs.Float64("fix-prob", -1, "simulated model: chance that a retry which regenerates a fault's root fixes it (default 0.7)")
 		newFault    = fs.Float64("new-fault-rate", -1, "simulated model: chance that a retry makes a new fault, scaled by the share regenerated (default 0.17)")
+		only        = fs.String("task", "", "run only these tasks (comma-separated ids, e.g. CPP/17); overrides --tasks and --source")
 		source      = fs.String("source", "", "only tasks of this source: humaneval-x or thealgorithms")
 		parallel    = fs.Int("parallel", 1, "tasks run at once (latencies are cleanest with 1)")
 		maxAttempts = fs.Int("max-attempts", 8, "attempts per search")
@@ -112,7 +113,11 @@ tasks that hit a static error, ratios against post-hoc repair, and checkpoint re
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	simTasks, err := bench.LoadTasks(bench.TaskOptions{N: *tasks, Seed: *seed, Source: *source})
+	var ids []string
+	if *only != "" {
+		ids = strings.Split(*only, ",")
+	}
+	simTasks, err := bench.LoadTasks(bench.TaskOptions{N: *tasks, Seed: *seed, Source: *source, IDs: ids})
 	if err != nil {
 		fmt.Fprintf(stderr, "hydra bench: %v\n", err)
 		return 2

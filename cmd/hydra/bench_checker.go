@@ -112,20 +112,40 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// pickPrograms takes n programs whose id contains only, spread evenly over the corpus.
+// pickPrograms takes n programs whose id contains only: as many C++ as C programs (C++ first
+// when n is odd), each spread evenly over the corpus's programs of its language.
 func pickPrograms(all []agreement.Program, only string, n int) []agreement.Program {
-	var match []agreement.Program
+	byLang := map[string][]agreement.Program{}
+	total := 0
 	for _, p := range all {
 		if only == "" || strings.Contains(p.ID, only) {
-			match = append(match, p)
+			byLang[p.Lang] = append(byLang[p.Lang], p)
+			total++
 		}
 	}
-	if n <= 0 || n >= len(match) {
-		return match
+	if n <= 0 || n >= total {
+		var out []agreement.Program
+		for _, p := range all {
+			if only == "" || strings.Contains(p.ID, only) {
+				out = append(out, p)
+			}
+		}
+		return out
 	}
-	out := make([]agreement.Program, 0, n)
-	for k := 0; k < n; k++ {
-		out = append(out, match[k*len(match)/n])
+	want := map[string]int{"c++": (n + 1) / 2, "c": n / 2}
+	// A language with too few programs leaves its share to the other.
+	for lang, other := range map[string]string{"c": "c++", "c++": "c"} {
+		if short := want[lang] - len(byLang[lang]); short > 0 {
+			want[lang] -= short
+			want[other] += short
+		}
+	}
+	var out []agreement.Program
+	for _, lang := range []string{"c++", "c"} {
+		ps, k := byLang[lang], want[lang]
+		for i := 0; i < k; i++ {
+			out = append(out, ps[i*len(ps)/k])
+		}
 	}
 	return out
 }

@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/hydra-lsp/hydra/checkers/agreement"
 )
 
 // TestBenchCheckerSmoke runs `hydra bench checker --json` on two corpus programs and checks that
@@ -54,5 +57,41 @@ func TestBenchCheckerUsage(t *testing.T) {
 	errb.Reset()
 	if code := benchCheckerMain([]string{"extra"}, &out, &errb); code != 2 {
 		t.Fatalf("stray argument: exit %d", code)
+	}
+}
+
+func TestPickProgramsBalancesLanguages(t *testing.T) {
+	var all []agreement.Program
+	for i := 0; i < 10; i++ {
+		all = append(all, agreement.Program{ID: fmt.Sprintf("c/%d.c", i), Lang: "c"})
+	}
+	for i := 0; i < 3; i++ {
+		all = append(all, agreement.Program{ID: fmt.Sprintf("cpp/%d.cpp", i), Lang: "c++"})
+	}
+	tests := []struct {
+		only string
+		n    int
+		want []string
+	}{
+		{"", 2, []string{"cpp/0.cpp", "c/0.c"}},
+		{"", 4, []string{"cpp/0.cpp", "cpp/1.cpp", "c/0.c", "c/5.c"}},
+		{"", 8, []string{"cpp/0.cpp", "cpp/1.cpp", "cpp/2.cpp", "c/0.c", "c/2.c", "c/4.c", "c/6.c", "c/8.c"}},
+		{"c/", 2, []string{"c/0.c", "c/5.c"}},
+		{"", 0, nil}, // all
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, p := range pickPrograms(all, tt.only, tt.n) {
+			got = append(got, p.ID)
+		}
+		if tt.n == 0 {
+			if len(got) != len(all) {
+				t.Errorf("n=0: %d programs, want all %d", len(got), len(all))
+			}
+			continue
+		}
+		if strings.Join(got, " ") != strings.Join(tt.want, " ") {
+			t.Errorf("pickPrograms(%q, %d) = %v, want %v", tt.only, tt.n, got, tt.want)
+		}
 	}
 }

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hydra-lsp/hydra/engine/sim"
 )
 
 // benchJSON is the contract of `hydra bench --json`.
@@ -124,4 +127,42 @@ func tail(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
+}
+
+// TestBenchTalksToAServerGivenByURL runs the --model-url path against the simulated model
+// served over HTTP like any OpenAI-compatible server (a stand-in for a real one).
+func TestBenchTalksToAServerGivenByURL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the checker; run without -short")
+	}
+	opts := sim.DefaultOptions()
+	opts.TimeScale = 0
+	opts.ErrorRate = 1
+	srv, err := sim.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	var stdout, stderr bytes.Buffer
+	code := benchMain([]string{"--model-url", hs.URL + "/v1", "--model", sim.ModelName, "--tasks", "2",
+		"--policies", "tokpol,posthoc", "--json"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	var rep struct {
+		benchJSON
+		Policies map[string]map[string]map[string]float64 `json:"policies"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if real, _ := rep.Simulator["real_model"].(bool); !real || rep.Simulator["url"] == nil {
+		t.Errorf("model description %v does not name the server", rep.Simulator)
+	}
+	for _, p := range []string{"tokpol", "posthoc"} {
+		if m := rep.Policies[p]["all"]; m["tasks"] != 2 || m["tokens_mean"] <= 0 || m["attempts_mean"] < 1 {
+			t.Errorf("%s: %v", p, m)
+		}
+	}
 }

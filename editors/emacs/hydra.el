@@ -1,4 +1,4 @@
-;;; hydra.el --- Hydra LSP for eglot: generate C/C++ with repair, inline completion -*- lexical-binding: t; -*-
+;;; hydra.el --- Generate C/C++ with repair: Hydra LSP for eglot  -*- lexical-binding: t; -*-
 
 ;; Copyright (C) 2026 The Hydra LSP authors
 
@@ -8,7 +8,6 @@
 ;; Package-Requires: ((emacs "28.1") (eglot "1.9") (jsonrpc "1.0.14"))
 ;; Keywords: languages, c, tools, convenience
 ;; URL: https://github.com/hydra-lsp/hydra
-;; SPDX-License-Identifier: MIT
 
 ;; This file is not part of GNU Emacs.
 

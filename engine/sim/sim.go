@@ -29,6 +29,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -82,7 +83,8 @@ type Options struct {
 	// FixProb is the chance that a retry which regenerates a fault's root does not repeat it.
 	FixProb float64
 	// NewFaultRate is the chance that a retry introduces a new fault, scaled by the share of the
-	// solution it regenerates.
+	// solution it regenerates. New faults come from the plan's pool of checked faults, which
+	// only tasks planned with a first fault have.
 	NewFaultRate float64
 	// Ops are the fault kinds (default: all of mutate.Ops).
 	Ops []mutate.Op
@@ -123,7 +125,7 @@ func DefaultOptions() Options {
 		CacheBlock:   16,
 		CacheEntries: 16,
 		Clang:        "clang-19",
-		Candidates:   8,
+		Candidates:   12,
 		PoolSize:     2,
 		Encoding:     tokenizer.Cl100kBase,
 	}
@@ -273,6 +275,49 @@ func (s *Server) Stats() Stats {
 	return st
 }
 
+// PlanSummary counts the plans made so far: tasks planned, those whose first attempt has a
+// fault, the faults by distance class found ("local", "mid", "far") and by operator, and how
+// many faults fell in another class than the one drawn. Reports use it to show the fault
+// distribution the simulator actually produced.
+type PlanSummary struct {
+	Tasks       int            `json:"tasks"`
+	Faulty      int            `json:"faulty"`
+	ByClass     map[string]int `json:"by_class"`
+	ByOp        map[string]int `json:"by_op"`
+	ClassMissed int            `json:"class_missed"`
+	ClangRuns   int            `json:"clang_runs"`
+}
+
+// Plans summarises the plans made so far.
+func (s *Server) Plans() PlanSummary {
+	sum := PlanSummary{ByClass: map[string]int{}, ByOp: map[string]int{}}
+	s.mu.Lock()
+	states := make([]*taskState, 0, len(s.state))
+	for _, st := range s.state {
+		states = append(states, st)
+	}
+	s.mu.Unlock()
+	for _, st := range states {
+		st.planMu.Lock()
+		pl := st.plan
+		st.planMu.Unlock()
+		if pl == nil {
+			continue
+		}
+		sum.Tasks++
+		sum.ClangRuns += pl.ClangRuns
+		if f := pl.First; f != nil {
+			sum.Faulty++
+			sum.ByClass[f.Class]++
+			sum.ByOp[string(f.Op)]++
+			if f.Class != pl.WantClass {
+				sum.ClassMissed++
+			}
+		}
+	}
+	return sum
+}
+
 // Assumptions states what the simulator assumes.
 func (s *Server) Assumptions() Assumptions {
 	o := s.opts
@@ -305,10 +350,12 @@ func (s *Server) Assumptions() Assumptions {
 			"a simulated model, not a real one: it streams a known correct solution with injected faults",
 			"the first attempt of a task has a static error with probability error_rate; faults come from checkers/mutate and are checked with real clang (they fail to compile; the root lies on or before the reported error's line)",
 			"distance classes: local = root on the error's line; far = root in the first half of the generated text before the error; mid = between; the class is drawn per task and the nearest class found is used",
-			"a retry fixes a fault only if it regenerates the fault's root (the rollback point lies before it), with probability fix_prob; it makes a new fault with probability new_fault_rate times the share of the solution regenerated",
+			"a retry fixes a fault only if it regenerates the fault's root (the rollback point lies before it), with probability fix_prob; otherwise it repeats the fault; a fault whose root lies in the accepted prefix persists",
+			"a retry makes a new fault with probability new_fault_rate times the share of the solution it regenerates, drawn from the other checked faults planned for the task (only tasks planned with a first fault have them)",
+			"a request whose prompt was seen before counts as a resample (a retry), so repeated identical requests differ",
 			"latency = overhead + uncached prompt tokens / prefill rate + output tokens x token latency, all x time_scale; prompt tokens count as cached in whole blocks shared with a recent prompt+completion of the same task (vLLM-style automatic prefix caching)",
 			"logprobs are synthetic: about -0.05 per token, root_logprob at a fault's root token",
-			"HumanEval-X: prompt = the task's prompt, solution = canonical_solution + test; TheAlgorithms: prompt = the leading comment block (or the #include preamble), solution = the rest",
+			"HumanEval-X: prompt = the task's prompt, solution = canonical_solution + test; TheAlgorithms: prompt = the leading comment block (without one: the #include preamble and the first function's head), solution = the rest; tasks whose prompt begins another's are left out",
 		},
 	}
 }
@@ -487,7 +534,10 @@ func (s *Server) decide(ctx context.Context, prompt string) (decision, error) {
 	var seed [8]byte
 	binary.LittleEndian.PutUint64(seed[:], uint64(count))
 	rng := rand.New(rand.NewPCG(uint64(s.opts.Seed), hashString(t.ID+"\x00"+string(seed[:]))^ph))
-	retry := rest != "" || count > 0
+	// A retry: feedback follows the accepted prefix, the same prompt came before, or the model
+	// already wrote the planned fault once (a fresh request over the same ground, e.g. one per
+	// line).
+	retry := rest != "" || count > 0 || (plan.First != nil && slices.Contains(st.emitted, plan.First))
 
 	var f *Fault
 	outcome := "clean"
@@ -526,15 +576,6 @@ func (s *Server) decide(ctx context.Context, prompt string) (decision, error) {
 			}
 		}
 	}
-	if f != nil {
-		for i, e := range st.emitted {
-			if e == f {
-				st.emitted = append(st.emitted[:i], st.emitted[i+1:]...)
-				break
-			}
-		}
-		st.emitted = append(st.emitted, f)
-	}
 	s.stats.Outcomes[outcome]++
 	d := decision{task: t, text: textOf(f)[n:], fault: f, rootAt: -1, outcome: outcome}
 	if f != nil && f.RootOff >= accepted {
@@ -544,6 +585,15 @@ func (s *Server) decide(ctx context.Context, prompt string) (decision, error) {
 }
 
 var errNoTask = errors.New(ModelName + ": the prompt matches no task the simulator knows")
+
+// wrote records that the model wrote fault f of a task (its root was streamed), as the latest.
+func (s *Server) wrote(id string, f *Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.state[id]
+	st.emitted = slices.DeleteFunc(st.emitted, func(e *Fault) bool { return e == f })
+	st.emitted = append(st.emitted, f)
+}
 
 // cacheHit returns how many leading tokens of ids a recent sequence of the task holds, in whole
 // blocks.
@@ -643,10 +693,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	text, finish := d.text, "stop"
 	for _, st := range stops {
 		if i := strings.Index(text, st); i >= 0 {
-			text = text[:i]
-			if d.rootAt >= i {
-				d.rootAt = -1
-			}
+			text = text[:i] // a root cut off here is not written (see wrote below)
 		}
 	}
 	promptIDs, _, _ := s.enc.Encode(prompt)
@@ -669,8 +716,18 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	}
 	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) * s.opts.TimeScale) }
 
-	served := 0 // tokens sent
-	defer func() {
+	served, servedBytes := 0, 0 // tokens and bytes sent
+	// settle records what the request wrote (fault, prefix cache, stats). It runs before the
+	// last event goes out, so that a client's next request sees it, or when the client leaves.
+	settled := false
+	settle := func() {
+		if settled {
+			return
+		}
+		settled = true
+		if d.fault != nil && (d.rootAt < 0 || servedBytes > d.rootAt) {
+			s.wrote(d.task.ID, d.fault)
+		}
 		seq := append(append([]uint(nil), promptIDs...), ids[:served]...)
 		s.remember(d.task.ID, seq)
 		s.mu.Lock()
@@ -679,7 +736,8 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		s.stats.CachedTokens += cached
 		s.stats.CompletionTokens += served
 		s.mu.Unlock()
-	}()
+	}
+	defer settle()
 
 	lp := req.Logprobs != nil && *req.Logprobs > 0
 	rng := rand.New(rand.NewPCG(uint64(s.opts.Seed), hashString(prompt)))
@@ -714,7 +772,8 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		if !wait(due) {
 			return
 		}
-		served = len(ids)
+		served, servedBytes = len(ids), len(text)
+		settle()
 		choice := map[string]any{"index": 0, "text": text, "finish_reason": finish}
 		writeJSON(w, http.StatusOK, map[string]any{"id": "cmpl-sim", "object": "text_completion",
 			"created": time.Now().Unix(), "model": ModelName, "system_fingerprint": ModelName,
@@ -763,13 +822,21 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 			ev["usage"] = map[string]any{"prompt_tokens": len(promptIDs), "completion_tokens": served + p.tokens,
 				"total_tokens": len(promptIDs) + served + p.tokens, "prompt_tokens_details": map[string]any{"cached_tokens": cached}}
 		}
+		served += p.tokens
+		servedBytes += len(p.text)
+		if i == len(pieces)-1 {
+			settle() // before the client can see the end
+		}
 		if !send(ev) {
 			return
 		}
-		served += p.tokens
 	}
 	if len(pieces) == 0 {
-		if !wait(due) || !send(event("", finish, nil)) {
+		if !wait(due) {
+			return
+		}
+		settle()
+		if !send(event("", finish, nil)) {
 			return
 		}
 	}

@@ -231,6 +231,15 @@ func TestInjectedFaultsFailClangAndRootPrecedesError(t *testing.T) {
 	faults := 0
 	t.Cleanup(func() {
 		t.Logf("%d faults checked on %d tasks; first-attempt classes (drawn→found) %v", faults, len(tasks), classes)
+		sum := s.Plans()
+		n := 0
+		for _, v := range sum.ByClass {
+			n += v
+		}
+		if sum.Tasks != len(tasks) || sum.Faulty != len(tasks) || n != sum.Faulty {
+			t.Errorf("plan summary %+v, want %d faulty tasks", sum, len(tasks))
+		}
+		t.Logf("plan summary: %+v", sum)
 	})
 	for _, task := range tasks {
 		t.Run(task.ID, func(t *testing.T) {
@@ -534,5 +543,61 @@ func TestNewServerRejectsBadOptions(t *testing.T) {
 		if _, err := sim.NewServer(o); err == nil {
 			t.Errorf("options %+v accepted", o)
 		}
+	}
+}
+
+// TestUsageOfARolloutKilledEarly: with continuous usage stats (the client's default), a stream
+// closed after a few tokens still reports its prompt tokens, as vLLM does.
+func TestUsageOfARolloutKilledEarly(t *testing.T) {
+	tasks := sim.Select(loadTasks(t), 1, 12)
+	o := options(tasks)
+	o.ErrorRate = 0
+	_, c := newServer(t, o)
+	s, err := c.Complete(context.Background(), model.Request{Prompt: tasks[0].Prompt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := s.Next(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	enc, _ := tokenizer.Get(tokenizer.Cl100kBase)
+	want, _ := enc.Count(tasks[0].Prompt)
+	if u := s.Usage(); u.PromptTokens != want || u.CompletionTokens < 3 {
+		t.Errorf("usage after an early Close = %+v, want %d prompt tokens, ≥ 3 completion tokens", u, want)
+	}
+}
+
+// TestLineByLineRequestsMeetThePlannedFault: a client that asks for one line at a time (stop
+// "\n", each prompt new, no feedback) gets the planned fault when it reaches the root, and not
+// before.
+func TestLineByLineRequestsMeetThePlannedFault(t *testing.T) {
+	var task sim.Task
+	for _, x := range loadTasks(t) {
+		if x.ID == "CPP/19" {
+			task = x
+		}
+	}
+	o := options([]sim.Task{task})
+	o.ErrorRate, o.FixProb, o.NewFaultRate, o.PoolSize = 1, 1, 0, 0
+	s, c := newServer(t, o)
+	p, err := s.Plan(context.Background(), task.ID)
+	if err != nil || p.First == nil {
+		t.Fatalf("plan: %v %+v", err, p)
+	}
+	f := p.First
+	stopAt := lineStart(f.Text, f.ErrLine+1)
+	text := task.Prompt
+	for len(text) < stopAt {
+		line, _, _ := complete(t, c, text, model.Params{Stop: []string{"\n"}})
+		text += line + "\n"
+	}
+	if text != f.Text[:len(text)] {
+		t.Errorf("line by line the model wrote\n%s\nwant the planned fault's text\n%s", text, f.Text[:len(text)])
+	}
+	if out := s.Stats().Outcomes; out["repeat"]+out["fixed"] != 0 || out["first_fault"] == 0 || out["persist"] == 0 {
+		t.Errorf("outcomes %v: want first attempts up to the root, the fault persisting after it, no retry", out)
 	}
 }

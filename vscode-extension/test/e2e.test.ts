@@ -13,7 +13,7 @@ import { after, before, describe, it } from "node:test";
 import * as vscode from "vscode";
 import { generateArg, generateWithProgress } from "../src/generate";
 import { provideInlineCompletions } from "../src/inline";
-import { didChangeConfigurationParams, currentSettings } from "../src/settings";
+import { currentSettings, didChangeConfigurationParams } from "../src/settings";
 import { hydraBin, Session, StandIn, startStandIn, testdata } from "./harness";
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const stub = require("vscode") as typeof import("./vscode-stub");
@@ -101,6 +101,10 @@ describe("the extension against the real hydra lsp (model: scripted stand-in)", 
       assert.match(r?.message ?? JSON.stringify(stub.recorded.messages), /127\.0\.0\.1:9\b/);
       assert.equal(stub.recorded.messages[0]?.level, "warning");
       assert.equal(s.text(uri), prompt, "a failed generation must leave the document as it was");
+      // The server also pulls the section (workspace/configuration); the extension's answer is
+      // the mapped settings: the changed URL, and no maxTokens (VS Code's 0 = the default).
+      assert.ok(s.configurationAnswers.length > 0, "the server should have asked for workspace/configuration");
+      assert.deepEqual(s.configurationAnswers.at(-1), [{ modelUrl: "http://127.0.0.1:9/v1", model: "scripted-stand-in", maxAttempts: 8, clangFlags: ["-std=c++17"] }]);
     } finally {
       stub.settings.hydra = { ...stub.settings.hydra, modelUrl: good };
       await s.conn.sendNotification("workspace/didChangeConfiguration", didChangeConfigurationParams(currentSettings()));

@@ -97,6 +97,8 @@ export class Session {
   readonly docs = new Map<string, TextDocument>();
   readonly appliedEdits: ApplyWorkspaceEditParams[] = [];
   readonly configurationRequests: ConfigurationParams[] = [];
+  /** What the extension's code answered to each workspace/configuration request. */
+  readonly configurationAnswers: unknown[][] = [];
   stderr = "";
   private constructor(
     readonly conn: ProtocolConnection,
@@ -116,7 +118,9 @@ export class Session {
     proc.stderr!.on("data", (d) => (s.stderr = (s.stderr + d).slice(-20000)));
     conn.onRequest("workspace/configuration", (params: ConfigurationParams) => {
       s.configurationRequests.push(params);
-      return configurationItems(params.items, currentSettings());
+      const answer = configurationItems(params.items, currentSettings());
+      s.configurationAnswers.push(answer);
+      return answer;
     });
     conn.onRequest("window/workDoneProgress/create", () => null);
     conn.onRequest("workspace/applyEdit", (params: ApplyWorkspaceEditParams) => {

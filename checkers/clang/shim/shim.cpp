@@ -792,9 +792,16 @@ public:
   void HandlePragma(Preprocessor &PP, PragmaIntroducer, Token &Tok) override {
     while (Tok.isNot(tok::eod) && Tok.isNot(tok::eof))
       PP.LexUnexpandedToken(Tok);
-    if (!TheStream.pullNext())
-      return; // empty input: eos before any text
+    // Only the main buffer's pragma starts the stream; the same pragma in checked text is
+    // ignored, as an unknown pragma would be.
+    if (Started)
+      return;
+    Started = true;
+    TheStream.pullNext(); // false (nothing entered) for empty input: eos before any text
   }
+
+private:
+  bool Started = false;
 };
 
 // ChunkFeeder pulls the next chunk. Relies on: Preprocessor::HandleEndOfFile pops the chunk's

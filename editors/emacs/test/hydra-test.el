@@ -12,7 +12,8 @@
 ;;   HYDRA_MODEL_URL, HYDRA_MODEL, HYDRA_CLANG
 ;; It checks, through eglot and hydra.el: M-x hydra-generate (repair by the real checker; the
 ;; buffer must equal the expected program and compile), the inline completion path (ghost text
-;; shown, dismissed by typing, accepted with TAB), and hydra-cancel.  One "ok"/"not ok" line per
+;; shown, dismissed by typing, accepted with TAB), a settings change reaching the running server
+;; (hydra-send-configuration), and hydra-cancel.  One "ok"/"not ok" line per
 ;; check; the exit status is 1 when any failed.
 
 ;;; Code:
@@ -136,7 +137,46 @@
       (hydra-test-check (equal (buffer-string) expected) "TAB inserts the completion"
                         (format "\n--- got\n%s--- want\n%s" (buffer-string) expected)))
 
-    ;; 3. hydra-cancel on a slowly answered prompt.
+    ;; 2b. hydra-inline-mode asks by itself after typing (its idle timer is fired here: batch
+    ;; Emacs is never idle).
+    (copy-file (concat dir "sum.cpp") (concat dir "auto.cpp") t)
+    (hydra-test-visit (concat dir "auto.cpp"))
+    (hydra-inline-mode 1)
+    (hydra-test-goto-last-line)
+    (execute-kbd-macro (kbd "RET"))
+    (hydra-test-check (timerp hydra--inline-timer) "typing in hydra-inline-mode schedules a request")
+    (when (timerp hydra--inline-timer)
+      (timer-event-handler hydra--inline-timer))
+    (hydra-test-check (hydra-test-wait #'hydra-inline-ghost-text 120)
+                      "hydra-inline-mode shows ghost text after a pause")
+    (execute-kbd-macro (kbd "TAB"))
+    (hydra-test-check (let ((c (hydra-test-compiles (buffer-string)))) (car c))
+                      "accepting it gives a program that compiles" (buffer-string))
+    (hydra-inline-mode -1)
+
+    ;; 3. Settings reach the running server: point it at a port where no model listens.
+    (copy-file (concat dir "sum.cpp") (concat dir "settings.cpp") t)
+    (hydra-test-visit (concat dir "settings.cpp"))
+    (let ((good hydra-model-url)
+          (before (buffer-string)))
+      (unwind-protect
+          (progn
+            (setq hydra-model-url "http://127.0.0.1:9/v1")
+            (hydra-send-configuration)
+            (hydra-test-goto-last-line)
+            (hydra-generate)
+            (hydra-test-wait (lambda () (not hydra--generating)) 60)
+            (let ((r hydra-last-result))
+              (hydra-test-check (and r (not (eq (plist-get r :ok) t)))
+                                "with the model URL changed, generation fails" r)
+              (hydra-test-check (string-match-p "127\\.0\\.0\\.1:9\\b" (format "%S" r))
+                                "the server used the changed hydra-model-url" r))
+            (hydra-test-check (equal (buffer-string) before)
+                              "a failed generation leaves the buffer as it was"))
+        (setq hydra-model-url good)
+        (hydra-send-configuration)))
+
+    ;; 4. hydra-cancel on a slowly answered prompt.
     (hydra-test-visit (concat dir "slow.cpp"))
     (let ((before (buffer-string)))
       (hydra-test-goto-last-line)

@@ -4,12 +4,25 @@
 # editors/testdata/sum.expected.cpp and compile with clang-19), inline completion as ghost text
 # (dismissed by typing, accepted with TAB), hydra-cancel. Exit status 0 when every check passed.
 set -uo pipefail
+# shellcheck source=../../testlib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../testlib.sh"
 EMACS="${EMACS:-emacs}"
 editor_test_start emacs
 echo "emacs: $("$EMACS" --version | head -n1)"
 
 status=0
+# The package byte-compiles without a warning.
+bc_dir="$(mktemp -d)"
+cp "$EDITORS_DIR/emacs/hydra.el" "$bc_dir/"
+if "$EMACS" --batch -L "$bc_dir" --eval '(setq byte-compile-error-on-warn t)' \
+  -f batch-byte-compile "$bc_dir/hydra.el" >"$WORKDIR/bytecomp.log" 2>&1; then
+  echo "ok - hydra.el byte-compiles without warnings"
+else
+  echo "not ok - hydra.el byte-compiles without warnings:"
+  grep -v '^Loading ' "$WORKDIR/bytecomp.log"
+  status=1
+fi
+rm -rf "$bc_dir"
 # Without -Q: Debian's site-start puts elpa-eglot on the load path (Emacs 29+ has eglot built in).
 env HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" HYDRA_TEST_DIR="$WORKDIR" \
   HYDRA_TEST_EXPECTED="$HYDRA_TESTDATA/sum.expected.cpp" \

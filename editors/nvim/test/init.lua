@@ -5,7 +5,8 @@
 -- editors/nvim/test/run.sh sets it up (a scripted stand-in model served by `hydra sim-server`, a
 -- work directory with the C++ file); this file reads what it needs from the environment:
 --   HYDRA_TEST_CASE      "generate" (require("hydra").code_action → repaired program), "menu"
---                        (the same through vim.lsp.buf.code_action's menu) or "cancel"
+--                        (the same through vim.lsp.buf.code_action's menu), "settings"
+--                        (update_settings reaches the running server) or "cancel"
 --   HYDRA_TEST_CMD       the server command, words separated by spaces ("…/bin/hydra lsp")
 --   HYDRA_TEST_FILE      the C++ file to open; the cursor goes to its end
 --   HYDRA_TEST_EXPECTED  file holding the buffer text expected after generation ("generate")
@@ -103,6 +104,33 @@ local function run()
   end
 
   if case == "generate" then
+    -- HYDRA_TEST_FRAMES=FILE records the buffer after every change and every progress line
+    -- (JSON lines), for editors/docs/frames-to-svg.mjs; it changes nothing in the test.
+    local frames_file = os.getenv("HYDRA_TEST_FRAMES")
+    if frames_file and frames_file ~= "" then
+      local out = assert(io.open(frames_file, "w"))
+      local t0 = vim.loop.hrtime()
+      local function snap()
+        local s = hydra.state[bufnr] or {}
+        out:write(vim.fn.json_encode({
+          ms = math.floor((vim.loop.hrtime() - t0) / 1e6),
+          lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false),
+          status = s.progress or "",
+        }) .. "\n")
+        out:flush()
+      end
+      snap()
+      vim.api.nvim_buf_attach(bufnr, false, {
+        on_lines = function()
+          vim.schedule(snap)
+        end,
+      })
+      hydra.config.on_progress = function(b)
+        if b == bufnr then
+          snap()
+        end
+      end
+    end
     check(hydra.code_action({ on_done = on_done }), "the code action request is sent")
     local ended = vim.wait(120000, function()
       return done
@@ -153,6 +181,28 @@ local function run()
     check(buffer_text(bufnr) == read_file(env("HYDRA_TEST_EXPECTED")), "the buffer equals the expected program",
       buffer_text(bufnr))
     check(#(s.progress_log or {}) > 0, "work-done progress was shown", vim.inspect(s.progress_log))
+  elseif case == "settings" then
+    -- A settings change reaches the running server: point it at a port where no model listens.
+    local good = hydra.config.settings.modelUrl
+    hydra.update_settings({ modelUrl = "http://127.0.0.1:9/v1" })
+    hydra.generate({ on_done = on_done })
+    check(vim.wait(60000, function()
+      return done
+    end, 50), "the generation ends")
+    check(result ~= nil and result.ok == false, "with the model URL changed, generation fails", vim.inspect(result))
+    check(vim.inspect(result or err):find("127.0.0.1:9/", 1, true) ~= nil, "the server used the changed modelUrl",
+      vim.inspect(result or err))
+    check(buffer_text(bufnr) == original, "a failed generation leaves the buffer as it was", buffer_text(bufnr))
+    -- And back: the restored settings generate again.
+    hydra.update_settings({ modelUrl = good })
+    done = false
+    hydra.generate({ on_done = on_done })
+    check(vim.wait(120000, function()
+      return done
+    end, 50), "the generation with the restored settings ends")
+    check(result ~= nil and result.ok == true, "with the restored settings, generation succeeds", vim.inspect(result))
+    check(buffer_text(bufnr) == read_file(env("HYDRA_TEST_EXPECTED")), "the buffer equals the expected program",
+      buffer_text(bufnr))
   elseif case == "cancel" then
     vim.cmd("HydraGenerate")
     check(hydra.state[bufnr] and hydra.state[bufnr].running, ":HydraGenerate starts a generation")

@@ -4,9 +4,12 @@
 #   generate: the code action (through require("hydra").code_action) repairs a program; the buffer
 #             must equal editors/testdata/sum.expected.cpp and compile with clang-19;
 #   menu:     the same through vim.lsp.buf.code_action's menu (the user's pick);
+#   settings: require("hydra").update_settings reaches the running server (a bad model URL
+#             makes generation fail, the restored one makes it succeed);
 #   cancel:   :HydraGenerate on a slowly answered prompt, then :HydraCancel.
 # Exit status 0 when every check passed.
 set -uo pipefail
+# shellcheck source=../../testlib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../testlib.sh"
 NVIM="${NVIM:-nvim}"
 editor_test_start nvim
@@ -28,5 +31,6 @@ run_case() {
 }
 run_case generate sum.cpp
 run_case menu sum.cpp
+run_case settings sum.cpp
 run_case cancel slow.cpp
 exit $status

@@ -23,6 +23,8 @@ type TaskOptions struct {
 	Seed int64
 	// Source keeps only "humaneval-x" or "thealgorithms" tasks; "" keeps both.
 	Source string
+	// IDs, when set, are the tasks to run (N and Source are then ignored).
+	IDs []string
 }
 
 // LoadTasks reads the benchmark's tasks from the shared data directory (sim.DataDir).
@@ -34,6 +36,21 @@ func LoadTasks(o TaskOptions) ([]sim.Task, error) {
 	all, err := sim.LoadTasks(dir)
 	if err != nil {
 		return nil, fmt.Errorf("bench tasks: %w", err)
+	}
+	if len(o.IDs) > 0 {
+		byID := map[string]sim.Task{}
+		for _, t := range all {
+			byID[t.ID] = t
+		}
+		var out []sim.Task
+		for _, id := range o.IDs {
+			t, ok := byID[id]
+			if !ok {
+				return nil, fmt.Errorf("bench tasks: no task %q", id)
+			}
+			out = append(out, t)
+		}
+		return out, nil
 	}
 	if o.Source != "" {
 		var keep []sim.Task

@@ -64,7 +64,8 @@ type Metrics struct {
 	Failures       int     `json:"infrastructure_failures"`
 }
 
-// Summarize computes the metrics of runs.
+// Summarize computes the metrics of runs. Runs that failed on an infrastructure error count as
+// incorrect and in Failures, but not in the latency and token figures.
 func Summarize(runs []Run) Metrics {
 	m := Metrics{Tasks: len(runs)}
 	if len(runs) == 0 {
@@ -73,8 +74,10 @@ func Summarize(runs []Run) Metrics {
 	var lat, tok []float64
 	var static, fn, att, res, restart, resub, prompt, cached float64
 	for _, r := range runs {
-		lat = append(lat, r.Latency.Seconds())
-		tok = append(tok, float64(r.Tokens))
+		if r.Err == "" { // a run the infrastructure broke has no cost figures; it counts as incorrect
+			lat = append(lat, r.Latency.Seconds())
+			tok = append(tok, float64(r.Tokens))
+		}
 		if r.StaticOK {
 			static++
 		}

@@ -145,7 +145,7 @@ func Execute(ctx context.Context, cfg Config, env Env, progress io.Writer) ([]Ru
 // runOne runs one policy on one task and verifies its result.
 func runOne(ctx context.Context, cfg Config, env Env, ver *Verifier, t Task, name string, pol engine.Policy) Run {
 	params := model.Params{MaxTokens: cfg.MaxTokens, Temperature: 0, Seed: cfg.Seed}
-	if name == "uncertainty" {
+	if strings.HasPrefix(name, "uncertainty") {
 		params.Logprobs = 5
 	}
 	req := engine.Request{

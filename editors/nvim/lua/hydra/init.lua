@@ -34,6 +34,8 @@ local defaults = {
   progress = true,
   -- on_attach(client, bufnr) is called after the plugin's own attach work.
   on_attach = nil,
+  -- on_progress(bufnr, line) is called with each progress line of a generation (for statuslines).
+  on_progress = nil,
 }
 
 M.config = vim.deepcopy(defaults)
@@ -98,7 +100,9 @@ local function root_dir(bufnr)
       found = vim.fn.finddir(marker, dir .. ";")
     end
     if found ~= "" then
-      return vim.fn.fnamemodify(found, ":p:h"):gsub("/%.git$", ""):gsub("/$", "")
+      -- A marker directory (.git) gives ":p:h" = the directory itself with a trailing "/".
+      local root = vim.fn.fnamemodify(found, ":p:h"):gsub("/%.git/?$", ""):gsub("(.)/$", "%1")
+      return root
     end
   end
   return dir
@@ -123,12 +127,21 @@ local function progress_handler(err, result, ctx, config)
       table.insert(parts, "done")
     end
     local line = table.concat(parts, " ")
+    -- The generation this progress belongs to: the one whose token it carries, else (a token
+    -- the server made up) every running generation of this client.
+    local owned = false
     for _, s in pairs(M.state) do
-      if s.running and s.client_id == ctx.client_id then
+      owned = owned or (s.running and s.token == result.token)
+    end
+    for bufnr, s in pairs(M.state) do
+      if s.running and s.client_id == ctx.client_id and (s.token == result.token or not owned) then
         s.progress = line
         table.insert(s.progress_log, line)
         if #s.progress_log > 200 then
           table.remove(s.progress_log, 1)
+        end
+        if M.config.on_progress then
+          M.config.on_progress(bufnr, line)
         end
       end
     end
@@ -257,6 +270,7 @@ local function execute(client, bufnr, command, on_done)
     return false
   end
   next_token = next_token + 1
+  s.token = string.format("hydra.nvim-%d", next_token)
   s.running = true
   s.client_id = client.id
   s.progress = "starting"
@@ -265,7 +279,7 @@ local function execute(client, bufnr, command, on_done)
   local params = {
     command = command.command,
     arguments = command.arguments,
-    workDoneToken = string.format("hydra.nvim-%d", next_token),
+    workDoneToken = s.token,
   }
   local ok = request(client, "workspace/executeCommand", params, function(err, result)
     finish(bufnr, err, result, on_done)
@@ -378,6 +392,25 @@ function M.cancel(opts)
     end
   end, bufnr)
   return true
+end
+
+--- update_settings merges settings (the "hydra" section: modelUrl, model, …) into the
+--- configuration and tells every running hydra client (workspace/didChangeConfiguration; the
+--- server's workspace/configuration requests get the new values too).
+function M.update_settings(settings)
+  M.config.settings = vim.tbl_deep_extend("force", M.config.settings or {}, settings or {})
+  local all = vim.lsp.get_clients and vim.lsp.get_clients({ name = "hydra" }) or vim.lsp.get_active_clients()
+  for _, client in ipairs(all) do
+    if client.name == "hydra" then
+      local section = { hydra = vim.deepcopy(M.config.settings) }
+      client.config.settings = section
+      if has_011 then
+        client:notify("workspace/didChangeConfiguration", { settings = section })
+      else
+        client.notify("workspace/didChangeConfiguration", { settings = section })
+      end
+    end
+  end
 end
 
 --- status is a one-line summary for statuslines ("" when idle and nothing happened).

@@ -1,0 +1,211 @@
+package clang
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/hydra-lsp/hydra/checkers"
+)
+
+// Benchmarks of the checker's own costs (DESIGN.md §4 lists the prototype's figures). They
+// report medians and tails with ReportMetric; run them with
+//
+//	go test -run '^$' -bench . -benchtime 200x ./checkers/clang/
+
+const stdcppPreamble = "#include <bits/stdc++.h>\nusing namespace std;\n"
+
+// bodyLine returns the i-th line of a long, valid C++ function body.
+func bodyLine(i int) string {
+	switch i % 6 {
+	case 0:
+		return fmt.Sprintf("  vector<int> v%d(%d, %d);\n", i, i%50+1, i)
+	case 1:
+		return fmt.Sprintf("  for (int k = 0; k < (int)v%d.size(); ++k) acc += v%d[k] * %d;\n", i-1, i-1, i)
+	case 2:
+		return fmt.Sprintf("  map<string, int> m%d; m%d[\"k%d\"] = acc %% %d;\n", i, i, i, i+7)
+	case 3:
+		return fmt.Sprintf("  if (m%d.count(\"k%d\")) acc ^= m%d.begin()->second;\n", i-1, i-1, i-1)
+	case 4:
+		return fmt.Sprintf("  auto s%d = to_string(acc) + \"x%d\";\n", i, i)
+	default:
+		return fmt.Sprintf("  acc += (long long)s%d.size() + max(%d, (int)acc %% 97);\n", i-1, i)
+	}
+}
+
+// waitProgress waits for the progress event at exactly off.
+func waitProgress(b testing.TB, s checkers.Session, off int) {
+	for {
+		select {
+		case ev, ok := <-s.Events():
+			if !ok {
+				b.Fatalf("session ended before progress at %d", off)
+			}
+			switch ev.Kind {
+			case checkers.KindError, checkers.KindCrash:
+				b.Fatalf("unexpected %s: %s", ev.Kind, ev.Diag)
+			case checkers.KindProgress:
+				if ev.Off >= off {
+					return
+				}
+			}
+		case <-time.After(hangGuard):
+			b.Fatalf("no progress at %d", off)
+		}
+	}
+}
+
+func quantile(ds []time.Duration, q float64) float64 {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(q * float64(len(s)-1))
+	return float64(s[i]) / float64(time.Millisecond)
+}
+
+// preambleCheckpoint checks the <bits/stdc++.h> preamble plus the opening of main and
+// checkpoints there.
+func preambleCheckpoint(b testing.TB, c *Checker) (*Checkpoint, time.Duration) {
+	s, err := c.StartSession(context.Background(), checkers.SessionOptions{Filename: "bench.cpp", Flags: []string{"-std=c++17"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	t0 := time.Now()
+	if err := s.Submit(stdcppPreamble, checkers.SubmitOptions{Cat: checkers.BoundaryPreamble, Checkpoint: true}); err != nil {
+		b.Fatal(err)
+	}
+	ev := waitFor(b, s, checkers.KindChkpt)
+	cold := time.Since(t0)
+	return c.AdoptCheckpoint(ev.ID), cold
+}
+
+// Per-line latency after a <bits/stdc++.h> preamble: from Submit of one line to its progress
+// event, with the prefix growing by b.N lines (flat means independent of the prefix).
+func BenchmarkPerLineAfterStdcppPreamble(b *testing.B) {
+	c := newChecker(b, Options{})
+	cp, _ := preambleCheckpoint(b, c)
+	defer cp.Release()
+	s, err := c.ResumeSession(context.Background(), cp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	off := cp.Off()
+	head := "int main() {\n  long long acc = 0;\n"
+	if err := s.Submit(head, checkers.SubmitOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	off += len(head)
+	waitProgress(b, s, off)
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		l := bodyLine(i)
+		off += len(l)
+		t0 := time.Now()
+		if err := s.Submit(l, checkers.SubmitOptions{Cat: checkers.BoundaryStmt}); err != nil {
+			b.Fatal(err)
+		}
+		waitProgress(b, s, off)
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	half := len(lat) / 2
+	b.ReportMetric(quantile(lat, 0.5), "median-ms/line")
+	b.ReportMetric(quantile(lat, 0.99), "p99-ms/line")
+	if half > 10 {
+		b.ReportMetric(quantile(lat[:half], 0.5), "median-first-half-ms")
+		b.ReportMetric(quantile(lat[half:], 0.5), "median-second-half-ms")
+	}
+	// End of input: the end-of-TU work (template instantiation) for the whole program.
+	if err := s.Submit("  return (int)(acc & 1);\n}\n", checkers.SubmitOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Now()
+	if err := s.EOS(); err != nil {
+		b.Fatal(err)
+	}
+	if ev := waitFor(b, s, checkers.KindDone); !ev.OK {
+		b.Fatal("benchmark program rejected")
+	}
+	b.ReportMetric(float64(time.Since(t0))/float64(time.Millisecond), "eos-ms")
+}
+
+// Fork time of a checkpoint after the <bits/stdc++.h> preamble (measured by the shim around
+// fork()), and the private memory of the dormant process right after it.
+func BenchmarkCheckpointFork(b *testing.B) {
+	c := newChecker(b, Options{})
+	cp, _ := preambleCheckpoint(b, c)
+	defer cp.Release()
+	s, err := c.ResumeSession(context.Background(), cp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Submit("int main() {\n  long long acc = 0;\n", checkers.SubmitOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	var forks []time.Duration
+	var kept []*Checkpoint
+	var privKB []float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := s.Submit(bodyLine(i), checkers.SubmitOptions{Checkpoint: true}); err != nil {
+			b.Fatal(err)
+		}
+		ev := waitFor(b, s, checkers.KindChkpt)
+		k := c.AdoptCheckpoint(ev.ID)
+		forks = append(forks, k.ForkTime)
+		if kb, err := PrivateKB(k.PID()); err == nil {
+			privKB = append(privKB, kb)
+		}
+		kept = append(kept, k)
+	}
+	b.StopTimer()
+	b.ReportMetric(quantile(forks, 0.5), "fork-median-ms")
+	b.ReportMetric(quantile(forks, 0.99), "fork-p99-ms")
+	if len(privKB) > 0 {
+		slices.Sort(privKB)
+		b.ReportMetric(privKB[len(privKB)/2], "dormant-private-kB-at-fork")
+	}
+	// After all of them exist (and the session moved on), what each dormant one holds.
+	var sum float64
+	for _, k := range kept {
+		kb, _ := PrivateKB(k.PID())
+		sum += kb
+		k.Release()
+	}
+	b.ReportMetric(sum/float64(len(kept)), "dormant-private-kB-avg-at-end")
+}
+
+// Resume of the preamble checkpoint: to the init event, and to the first checked line (the
+// warm preamble); the cold preamble is a fresh session's time to the same point.
+func BenchmarkResumeAndWarmPreamble(b *testing.B) {
+	c := newChecker(b, Options{})
+	cp, cold := preambleCheckpoint(b, c)
+	defer cp.Release()
+	line := "int main() { vector<int> v{3, 1, 2}; sort(v.begin(), v.end()); return v[0]; }\n"
+	var toInit, toLine []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		s, err := c.ResumeSession(context.Background(), cp)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Submit(line, checkers.SubmitOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		waitFor(b, s, checkers.KindInit)
+		toInit = append(toInit, time.Since(t0))
+		waitProgress(b, s, cp.Off()+len(line))
+		toLine = append(toLine, time.Since(t0))
+		s.Close()
+	}
+	b.StopTimer()
+	b.ReportMetric(quantile(toInit, 0.5), "resume-to-init-ms")
+	b.ReportMetric(quantile(toLine, 0.5), "warm-preamble-ms")
+	b.ReportMetric(float64(cold)/float64(time.Millisecond), "cold-preamble-ms")
+}
