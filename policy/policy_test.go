@@ -54,12 +54,12 @@ func TestByNameKnowsEveryPolicyAndItsMode(t *testing.T) {
 }
 
 func TestByNameTakesParametersAfterColons(t *testing.T) {
-	p, err := ByName("tokpol:q=0.9:scope=2:local=0.4:far=0.3")
+	p, err := ByName("tokpol:q=0.9:scope=3:local=0.4:far=0.3:decreasing=0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := p.(*TokPol).opts
-	if got.SuccessProb != 0.9 || got.Prior != (Prior{Local: 0.4, Far: 0.3, Scope: 2}) {
+	if got.SuccessProb != 0.9 || got.Prior != (Prior{Local: 0.4, Far: 0.3, Decreasing: false, Scope: 3}) {
 		t.Errorf("options %+v", got)
 	}
 	if f, err := ByName("fixed:lines=8"); err != nil || f.(*Fixed).opts.Lines != 8 {
@@ -99,10 +99,17 @@ func failChain(lines int, declAfter []int, retries []int, cat string) (*tree, *e
 	return tr, e
 }
 
+// paperPrior is the paper's shape alone: local spike, even near and far halves.
+var paperPrior = WithPrior(Prior{Local: 0.3, Far: 0.35})
+
 func TestTokPolTriesLocallyFirst(t *testing.T) {
 	tr, e := failChain(20, nil, nil, "undeclared_identifier")
-	if got := one(t, mustPolicy(t, "tokpol").OnNode(e, tr.state(e, 8))); got != 15 {
+	if got := one(t, mustPolicy(t, "tokpol", paperPrior).OnNode(e, tr.state(e, 8))); got != 15 {
 		t.Errorf("first repair from line %d, want 15 (local)", got)
+	}
+	// The default prior puts the near mass close to the error: the first repair stays near.
+	if got := one(t, mustPolicy(t, "tokpol").OnNode(e, tr.state(e, 8))); got < 12 || got > 15 {
+		t.Errorf("default prior: first repair from line %d, want within 3 lines of 15", got)
 	}
 }
 
@@ -131,7 +138,8 @@ func TestTokPolGoesToTheRootAfterALocalFailureUnderAUniformBelief(t *testing.T) 
 	// With the default prior the non-local mass is uniform over the generated text; costs grow
 	// linearly with distance, so once local is ruled out a partial rollback only adds risk.
 	tr, e := failChain(20, nil, []int{15}, "undeclared_identifier")
-	if got := one(t, mustPolicy(t, "tokpol", WithSuccessProb(1)).OnNode(e, tr.state(e, 100))); got != 1 {
+	uniform := WithPrior(Prior{Local: 0.3, Far: 0.35})
+	if got := one(t, mustPolicy(t, "tokpol", WithSuccessProb(1), uniform).OnNode(e, tr.state(e, 100))); got != 1 {
 		t.Errorf("repair from line %d, want the root", got)
 	}
 }
@@ -139,11 +147,11 @@ func TestTokPolGoesToTheRootAfterALocalFailureUnderAUniformBelief(t *testing.T) 
 func TestTokPolRetriesNearbyWhenRepairsOftenFail(t *testing.T) {
 	// With q small a failure says little, so the cheap local candidate stays the best bet.
 	tr, e := failChain(20, nil, []int{15}, "undeclared_identifier")
-	if got := one(t, mustPolicy(t, "tokpol", WithSuccessProb(0.05)).OnNode(e, tr.state(e, 8))); got != 15 {
+	if got := one(t, mustPolicy(t, "tokpol", paperPrior, WithSuccessProb(0.05)).OnNode(e, tr.state(e, 8))); got != 15 {
 		t.Errorf("with q=0.05 TokPol repairs from line %d, want 15 again", got)
 	}
 	// With q=0.7 the local bucket loses most of its mass and TokPol moves back.
-	if got := one(t, mustPolicy(t, "tokpol").OnNode(e, tr.state(e, 8))); got >= 15 {
+	if got := one(t, mustPolicy(t, "tokpol", paperPrior).OnNode(e, tr.state(e, 8))); got >= 15 {
 		t.Errorf("with q=0.7 TokPol repairs from line %d, want before 15", got)
 	}
 }
@@ -152,7 +160,7 @@ func TestTokPolResetsItsBeliefOnADifferentError(t *testing.T) {
 	// The repair from line 12 fails with another category: progress, so local first again.
 	tr, e := failChain(20, nil, []int{12}, "type_mismatch")
 	tr.errors[1].Cat = "no_member"
-	if got := one(t, mustPolicy(t, "tokpol").OnNode(e, tr.state(e, 8))); got != 15 {
+	if got := one(t, mustPolicy(t, "tokpol", paperPrior).OnNode(e, tr.state(e, 8))); got != 15 {
 		t.Errorf("repair of a new error from line %d, want 15", got)
 	}
 	// The same, when the new error is far from the old one.
@@ -161,14 +169,14 @@ func TestTokPolResetsItsBeliefOnADifferentError(t *testing.T) {
 	from := nodeAtLine(e1, 15)
 	tr2.spawn(2, from)
 	e2 := tr2.fail(tr2.progress(from, 2, 30), 2, 30, 5, "syntax")
-	if got := one(t, mustPolicy(t, "tokpol").OnNode(e2, tr2.state(e2, 8))); got != 30 {
+	if got := one(t, mustPolicy(t, "tokpol", paperPrior).OnNode(e2, tr2.state(e2, 8))); got != 30 {
 		t.Errorf("repair of an error 15 lines on from line %d, want 30", got)
 	}
 }
 
 func TestTokPolStepsBackGraduallyUnderADecreasingPrior(t *testing.T) {
 	tr, e := failChain(20, nil, []int{15}, "undeclared_identifier")
-	p := mustPolicy(t, "tokpol:decreasing=1")
+	p := mustPolicy(t, "tokpol:decreasing=1:scope=1")
 	if got := one(t, p.OnNode(e, tr.state(e, 100))); got <= 1 || got >= 15 {
 		t.Errorf("after a local failure, a decreasing prior repairs from line %d, want between the root and 15", got)
 	}

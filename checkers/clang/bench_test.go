@@ -1,13 +1,19 @@
 package clang
 
 import (
+	"bufio"
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/hydra-lsp/hydra/checkers"
+	"github.com/hydra-lsp/hydra/checkers/chunk"
 )
 
 // Benchmarks of the checker's own costs (DESIGN.md §4 lists the prototype's figures). They
@@ -208,4 +214,71 @@ func BenchmarkResumeAndWarmPreamble(b *testing.B) {
 	b.ReportMetric(quantile(toInit, 0.5), "resume-to-init-ms")
 	b.ReportMetric(quantile(toLine, 0.5), "warm-preamble-ms")
 	b.ReportMetric(float64(cold)/float64(time.Millisecond), "cold-preamble-ms")
+}
+
+// corpusCPP returns up to n C++ programs of the shared corpus (../shared/data).
+func corpusCPP(b testing.TB, n int) []string {
+	root, err := repoRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(root, "..", "shared", "data", "thealgorithms-corpus.jsonl.gz")
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatalf("corpus missing (%v): the benchmarks read it in place", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(nil, 1<<24)
+	var out []string
+	for sc.Scan() && len(out) < n {
+		var p struct{ Lang, Source string }
+		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
+			b.Fatal(err)
+		}
+		if p.Lang == "c++" {
+			out = append(out, p.Source)
+		}
+	}
+	return out
+}
+
+// Per-chunk latency on real programs (the corpus's C++ ones, cut by checkers/chunk): from
+// Submit of a chunk after the preamble to its progress event. b.N is the number of programs.
+func BenchmarkPerLineCorpus(b *testing.B) {
+	c := newChecker(b, Options{})
+	progs := corpusCPP(b, b.N)
+	var lat []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		src := progs[i%len(progs)]
+		flags := []string{"-std=c++17"}
+		s, err := c.StartSession(context.Background(), checkers.SessionOptions{Filename: "corpus.cpp", Flags: flags})
+		if err != nil {
+			b.Fatal(err)
+		}
+		inPreamble := true
+		for _, ck := range chunk.Split(src, chunk.OptionsForFlags(flags, "corpus.cpp")) {
+			t0 := time.Now()
+			if err := s.Submit(ck.Text, checkers.SubmitOptions{Cat: ck.Cat}); err != nil {
+				b.Fatal(err)
+			}
+			waitProgress(b, s, ck.End())
+			if !inPreamble {
+				lat = append(lat, time.Since(t0))
+			}
+			if ck.PreambleEnd {
+				inPreamble = false
+			}
+		}
+		s.Close()
+	}
+	b.StopTimer()
+	b.ReportMetric(quantile(lat, 0.5), "median-ms/chunk")
+	b.ReportMetric(quantile(lat, 0.99), "p99-ms/chunk")
+	b.ReportMetric(float64(len(lat))/float64(b.N), "chunks/program")
 }

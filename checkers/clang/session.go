@@ -286,6 +286,10 @@ func (s *Session) endLocked(ev *checkers.Event) []virtualChkpt {
 	}
 	s.finished = true
 	close(s.term)
+	select { // wake the deliverer: it closes Events once its queue is empty
+	case s.notify <- struct{}{}:
+	default:
+	}
 	virtual := s.virtual
 	s.virtual = nil
 	return virtual

@@ -26,7 +26,7 @@ func init() {
 	}
 }
 
-const checkUsage = `usage: hydra check [--json] [--timeout D] [-- clang flags…] FILE
+const checkUsage = `usage: hydra check [--json] [--checkpoint-every N] [--timeout D] [-- clang flags…] FILE
 
 Streams FILE line by line (cut where the lexer state is clean) into one session of the
 incremental Clang checker, as a model would write it, and reports what the checker says.
@@ -46,6 +46,7 @@ flags:
 type checkArgs struct {
 	json    bool
 	timeout time.Duration
+	every   int // checkpoint every this many chunks after the preamble (0: only the preamble)
 	file    string
 	flags   []string // clang flags, language flags included
 }
@@ -58,6 +59,7 @@ func parseCheckArgs(args []string, stderr io.Writer) (checkArgs, error) {
 	fs.SetOutput(stderr)
 	fs.BoolVar(&a.json, "json", false, "print one JSON object per event")
 	fs.DurationVar(&a.timeout, "timeout", 10*time.Minute, "give up after this long (0: never)")
+	fs.IntVar(&a.every, "checkpoint-every", 0, "also checkpoint every `N` chunks after the preamble (0: only where the preamble ends)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, checkUsage)
 		fs.PrintDefaults()
@@ -168,7 +170,7 @@ func check(ctx context.Context, a checkArgs, w io.Writer) (bool, error) {
 	defer sess.Close()
 
 	submitted := make(chan error, 1)
-	go func() { submitted <- streamFile(sess, string(text), chunk.OptionsForFlags(a.flags, a.file)) }()
+	go func() { submitted <- streamFile(sess, string(text), chunk.OptionsForFlags(a.flags, a.file), a.every) }()
 
 	p := &checkPrinter{w: w, json: a.json, file: a.file}
 	ok, err := p.follow(ctx, ch, sess)
@@ -216,12 +218,19 @@ func (p *checkPrinter) follow(ctx context.Context, ch checkers.Checker, sess che
 }
 
 // streamFile submits text line by line through a chunker, asks for a checkpoint where the
-// preamble ends (as the engine does), then ends the input.
-func streamFile(sess checkers.Session, text string, opts chunk.Options) error {
+// preamble ends (as the engine does) and, with every > 0, every that many chunks after it, then
+// ends the input.
+func streamFile(sess checkers.Session, text string, opts chunk.Options, every int) error {
 	c := chunk.New(opts)
+	n := 0 // chunks after the preamble
 	submit := func(chs []chunk.Chunk) error {
 		for _, ch := range chs {
-			err := sess.Submit(ch.Text, checkers.SubmitOptions{Cat: ch.Cat, Checkpoint: ch.PreambleEnd && !ch.Unclean})
+			cp := ch.PreambleEnd
+			if ch.Cat != checkers.BoundaryPreamble {
+				n++
+				cp = every > 0 && n%every == 0
+			}
+			err := sess.Submit(ch.Text, checkers.SubmitOptions{Cat: ch.Cat, Checkpoint: cp && !ch.Unclean})
 			if err != nil {
 				return fmt.Errorf("submit at byte %d: %w", ch.Off, err)
 			}

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hydra-lsp/hydra/checkers"
+	"github.com/hydra-lsp/hydra/checkers/chunk"
 )
 
 // runHydraCheck runs the built binary and returns stdout, stderr and the exit status.
@@ -159,6 +162,29 @@ func TestCheckCLI(t *testing.T) {
 		}
 		if progress < 8 || chkpts != 1 {
 			t.Fatalf("%d progress events and %d checkpoints, want ≥ 8 (line by line) and 1 (preamble)", progress, chkpts)
+		}
+	})
+
+	t.Run("--checkpoint-every adds checkpoints after the preamble one", func(t *testing.T) {
+		f := write("every.cpp", okCpp)
+		out, errOut, code := runHydraCheck(t, bin, nil, "--json", "--checkpoint-every", "2", f)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s%s", code, out, errOut)
+		}
+		codeChunks := 0
+		for _, c := range chunk.Split(okCpp, chunk.Options{}) {
+			if c.Cat != checkers.BoundaryPreamble {
+				codeChunks++
+			}
+		}
+		var offs []float64
+		for _, ev := range jsonEvents(t, out) {
+			if ev["event"] == "chkpt" {
+				offs = append(offs, ev["off"].(float64))
+			}
+		}
+		if want := 1 + codeChunks/2; len(offs) != want {
+			t.Fatalf("%d checkpoints at %v, want %d (preamble + every 2nd of %d chunks)", len(offs), offs, want, codeChunks)
 		}
 	})
 
