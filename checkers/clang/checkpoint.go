@@ -132,6 +132,11 @@ func (c *Checker) adoptChkpt(s *Session, ev *checkers.Event, text []byte) {
 		old.refs++
 		c.mu.Unlock()
 		cp.free()
+		if ev.Meta == nil {
+			ev.Meta = map[string]any{}
+		}
+		ev.Meta["shared"] = true
+		ev.Meta["freed_duplicate_pid"] = ev.PID
 		ev.ID, ev.PID = old.id, old.pid
 		return
 	}

@@ -224,3 +224,51 @@ func TestCheckpointsAlongASession(t *testing.T) {
 		cp.Release()
 	}
 }
+
+// Two sessions that reach the same prefix at the same time both get a checkpoint from their
+// shim; the driver keeps one, frees the other's process and hands both the same checkpoint.
+func TestConcurrentCheckpointsOfOnePrefixAreMerged(t *testing.T) {
+	c := newChecker(t, Options{})
+	opts := checkers.SessionOptions{Filename: "race.cpp"}
+	const prefix = "#include <vector>\n#include <map>\n"
+	var ss []checkers.Session
+	for i := 0; i < 2; i++ {
+		s, err := c.Start(context.Background(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		ss = append(ss, s)
+	}
+	// Both ask before either checkpoint exists (parsing the headers takes a while).
+	for _, s := range ss {
+		if err := s.Submit(prefix, checkers.SubmitOptions{Checkpoint: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := waitFor(t, ss[0], checkers.KindChkpt), waitFor(t, ss[1], checkers.KindChkpt)
+	if a.ID != b.ID || a.PID != b.PID {
+		t.Fatalf("chkpt events %+v and %+v name different checkpoints", a, b)
+	}
+	var dup int
+	for _, ev := range []checkers.Event{a, b} {
+		if p, ok := ev.Meta["freed_duplicate_pid"].(int); ok {
+			dup = p
+		}
+	}
+	if dup == 0 {
+		t.Fatalf("neither event reports a merged duplicate: %+v %+v (did one session see the other's checkpoint at submit time?)", a, b)
+	}
+	if alive := waitGone([]int{dup}, 20*time.Second); len(alive) > 0 {
+		t.Fatalf("duplicate checkpoint process %d still alive", dup)
+	}
+	cp := c.AdoptCheckpoint(a.ID)
+	if c.AdoptCheckpoint(b.ID) != cp || cp.Refs() != 2 {
+		t.Fatalf("merged checkpoint has %d refs, want 2 (one per event)", cp.Refs())
+	}
+	cp.Release()
+	cp.Release()
+	if alive := waitGone([]int{cp.PID()}, 20*time.Second); len(alive) > 0 {
+		t.Fatalf("merged checkpoint process %d alive after its last release", cp.PID())
+	}
+}
