@@ -173,7 +173,7 @@ type Report struct {
 // run on it hit a static error: the first rollout is the same for every policy (same prompt,
 // same seed), so this is "the model's first program had an error".
 func NewReport(cfg Config, sim map[string]any, runs []Run) *Report {
-	r := &Report{Simulator: sim, Policies: map[string]PolicyReport{}, Config: cfg, order: cfg.Policies}
+	r := &Report{Simulator: sim, Policies: map[string]PolicyReport{}, Config: cfg, order: cfg.Policies, ErroringTasks: []string{}}
 	erroring := map[string]bool{}
 	for _, x := range runs {
 		if x.HitError {

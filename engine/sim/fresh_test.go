@@ -1,0 +1,66 @@
+package sim_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/hydra-lsp/hydra/engine/model"
+	"github.com/hydra-lsp/hydra/engine/sim"
+)
+
+// TestFreshSharesPlansButNotHistory: a benchmark gives each policy a Fresh copy of one
+// simulator; each copy's first request for a task must be a first attempt (the planned fault),
+// even after another copy served the same prompt.
+func TestFreshSharesPlansButNotHistory(t *testing.T) {
+	tasks := sim.Select(humanEval(t), 1, 1)
+	o := options(tasks)
+	o.ErrorRate = 1
+	base, err := sim.NewServer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := base.Prepare(context.Background(), nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := base.Plan(context.Background(), tasks[0].ID)
+	if err != nil || plan.First == nil {
+		t.Fatalf("no planned fault: %v", err)
+	}
+	a, b := base.Fresh(), base.Fresh()
+	if pa, _ := a.Plan(context.Background(), tasks[0].ID); pa != plan {
+		t.Error("a fresh copy made its own plan instead of sharing it")
+	}
+	first := func(s *sim.Server) string {
+		hs := newHTTP(t, s)
+		c, err := model.NewClient(hs + "/v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, _, _ := complete(t, c, tasks[0].Prompt, model.Params{})
+		return text
+	}
+	ta := first(a)
+	first(a) // the same prompt again is a retry for a
+	tb := first(b)
+	if ta != tb || ta == tasks[0].Solution {
+		t.Errorf("the fresh copies' first attempts differ or have no fault")
+	}
+	if got := a.Stats().Outcomes["first_fault"]; got != 1 {
+		t.Errorf("copy a: %d first faults, want 1 (its second request is a retry)", got)
+	}
+	if got := b.Stats().Outcomes["first_fault"]; got != 1 {
+		t.Errorf("copy b: %d first faults, want 1", got)
+	}
+	if base.Stats().Requests != 0 {
+		t.Errorf("the base served %d requests, want none", base.Stats().Requests)
+	}
+}
+
+// newHTTP serves s on a loopback port for the test and returns its URL.
+func newHTTP(t *testing.T, s *sim.Server) string {
+	t.Helper()
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
