@@ -73,6 +73,10 @@ type SessionOptions struct {
 	// Filename is the path the text is checked as (for __FILE__, quoted includes, messages).
 	// It need not exist on disk.
 	Filename string
+	// Root is the project root: besides the directory of Filename, the system include
+	// directories and those the flags name, the checker may read files under it. Empty: no
+	// more than the directory of Filename. Checkers that read no files ignore it.
+	Root string
 }
 
 // SubmitOptions qualifies one submitted chunk.

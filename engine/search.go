@@ -270,7 +270,7 @@ func (s *search) spawn(a Spawn) bool {
 		dist := max(lineOf(h.Text, h.Off)-lineOf(from.Text, from.Off), 0)
 		s.stats.RollbackLines = append(s.stats.RollbackLines, dist)
 		s.update(Update{Kind: "rollback", Attempt: r.id + 1, Accepted: s.generated(from.Text),
-			Message: fmt.Sprintf("attempt %d: rolled back %d lines — %s", r.id+1, dist, oneLine(h.Diag))})
+			Message: fmt.Sprintf("attempt %d: %s — %s", r.id+1, rollbackPhrase(dist), oneLine(h.Diag))})
 	}
 	s.rollouts = append(s.rollouts, r)
 	s.live[r.id] = r
@@ -692,4 +692,15 @@ func (s *search) best() *rollout {
 		}
 	}
 	return best
+}
+
+// rollbackPhrase says how far a rollback went, for progress messages.
+func rollbackPhrase(lines int) string {
+	switch lines {
+	case 0:
+		return "retrying the failing line"
+	case 1:
+		return "rolled back 1 line"
+	}
+	return fmt.Sprintf("rolled back %d lines", lines)
 }

@@ -167,7 +167,8 @@ func findShim(explicit string) (string, error) {
 type resolved struct {
 	flags    []string
 	filename string
-	key      string // identity of (flags, filename) for checkpoint sharing
+	root     string
+	key      string // identity of (flags, filename, root) for checkpoint sharing
 }
 
 // DefaultFilename is the name text is checked as when SessionOptions.Filename is empty.
@@ -198,7 +199,8 @@ func resolve(opts checkers.SessionOptions) resolved {
 	return resolved{
 		flags:    flags,
 		filename: name,
-		key:      strings.Join(flags, "\x00") + "\x00\x00" + name,
+		root:     opts.Root,
+		key:      strings.Join(flags, "\x00") + "\x00\x00" + name + "\x00\x00" + opts.Root,
 	}
 }
 
@@ -270,8 +272,11 @@ func (c *Checker) StartSession(ctx context.Context, opts checkers.SessionOptions
 		"--socket-prefix", c.prefix,
 		"--session", strconv.FormatInt(id, 10),
 		"--file", res.filename,
-		"--",
 	}
+	if res.root != "" {
+		args = append(args, "--root", res.root)
+	}
+	args = append(args, "--")
 	args = append(args, res.flags...)
 	cmd := exec.Command(c.shim, args...)
 	cmd.ExtraFiles = []*os.File{theirs, c.lifelineR}

@@ -26,12 +26,14 @@ func init() {
 	}
 }
 
-const checkUsage = `usage: hydra check [--json] [--checkpoint-every N] [--timeout D] [-- clang flags…] FILE
+const checkUsage = `usage: hydra check [--json] [--checkpoint-every N] [--timeout D] [--root DIR] [-- clang flags…] FILE
 
 Streams FILE line by line (cut where the lexer state is clean) into one session of the
 incremental Clang checker, as a model would write it, and reports what the checker says.
 The language follows the extension (.c is C, anything else C++); -x and -std after --
-override it. Exit status: 0 accepted, 1 rejected, 2 usage or internal error.
+override it. The checker reads no files outside FILE's directory (or --root), the directories
+the clang flags name and the system include paths. Exit status: 0 accepted, 1 rejected, 2 usage
+or internal error.
 
 With --json, one JSON object per line per event:
   {"event":"progress","off":N,"cat":"…"}
@@ -48,6 +50,7 @@ type checkArgs struct {
 	timeout time.Duration
 	every   int // checkpoint every this many chunks after the preamble (0: only the preamble)
 	file    string
+	root    string   // project root the checker may read under (default: FILE's directory)
 	flags   []string // clang flags, language flags included
 }
 
@@ -59,6 +62,7 @@ func parseCheckArgs(args []string, stderr io.Writer) (checkArgs, error) {
 	fs.SetOutput(stderr)
 	fs.BoolVar(&a.json, "json", false, "print one JSON object per event")
 	fs.DurationVar(&a.timeout, "timeout", 10*time.Minute, "give up after this long (0: never)")
+	fs.StringVar(&a.root, "root", "", "project `DIR` the checker may read files under (default: FILE's directory)")
 	fs.IntVar(&a.every, "checkpoint-every", 0, "also checkpoint every `N` chunks after the preamble (0: only where the preamble ends)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, checkUsage)
@@ -163,7 +167,13 @@ func check(ctx context.Context, a checkArgs, w io.Writer) (bool, error) {
 	if err != nil {
 		abs = a.file
 	}
-	sess, err := ch.Start(ctx, checkers.SessionOptions{Flags: a.flags, Filename: abs})
+	root := filepath.Dir(abs)
+	if a.root != "" {
+		if root, err = filepath.Abs(a.root); err != nil {
+			return false, fmt.Errorf("--root %s: %w", a.root, err)
+		}
+	}
+	sess, err := ch.Start(ctx, checkers.SessionOptions{Flags: a.flags, Filename: abs, Root: root})
 	if err != nil {
 		return false, fmt.Errorf("start session: %w", err)
 	}

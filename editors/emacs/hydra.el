@@ -11,6 +11,8 @@
 
 ;; This file is not part of GNU Emacs.
 
+;; SPDX-License-Identifier: MIT
+
 ;;; Commentary:
 
 ;; Hydra LSP generates C and C++ with a language model while a real Clang checker runs beside the

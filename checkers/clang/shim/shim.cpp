@@ -25,7 +25,8 @@
 //   NextChunkPragma  (PragmaHandler)      starts the stream from the main buffer;
 //   ChunkFeeder      (PPCallbacks)        pulls the next chunk when the previous one ends;
 //   ErrorReporter    (DiagnosticConsumer) turns error diagnostics into error events;
-//   StreamAction     (SyntaxOnlyAction)   installs the three above on the preprocessor.
+//   StreamAction     (SyntaxOnlyAction)   installs the three above on the preprocessor;
+//   RootedFS         (vfs::ProxyFileSystem) hides every file outside the allowed roots.
 
 #include "clang/Basic/AllDiagnostics.h"
 #include "clang/Basic/Diagnostic.h"
@@ -36,13 +37,18 @@
 #include "clang/Frontend/FrontendActions.h"
 #include "clang/Frontend/TextDiagnosticPrinter.h"
 #include "clang/Frontend/Utils.h"
+#include "clang/Lex/HeaderSearchOptions.h"
+#include "clang/Lex/HeaderSearchOptions.h"
 #include "clang/Lex/PPCallbacks.h"
 #include "clang/Lex/Pragma.h"
 #include "clang/Lex/Preprocessor.h"
 #include "clang/Lex/PreprocessorOptions.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/VirtualFileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cerrno>
@@ -841,12 +847,146 @@ protected:
   }
 };
 
+// ───────────────────────────── file access ─────────────────────────────
+
+// RootedFS is the real file system cut down to a set of allowed roots. Checked text is written by
+// a model, so `#include "/etc/passwd"`, `#include "../../x"` or a symlink out of the project must
+// not make Clang read (and quote in diagnostics) files that are none of its business. A path whose
+// real path (symlinks resolved, dots removed) is under no root does not exist as far as Clang can
+// tell: the include ends in Clang's own fatal "'x' file not found", __has_include is false.
+// Everything else is the real file system, unchanged (names included, so diagnostics read as in a
+// whole-file run). The main file is a remapped buffer: if its path does not exist, Clang never
+// asks for it.
+class RootedFS : public llvm::vfs::ProxyFileSystem {
+public:
+  explicit RootedFS(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS)
+      : ProxyFileSystem(std::move(FS)) {}
+
+  // allow adds a root: a directory and all below it. A path that does not exist (yet) allows
+  // nothing.
+  void allow(const std::string &Path) {
+    std::string Real;
+    if (realPath(Path, Real))
+      Roots.push_back(std::move(Real));
+  }
+
+  // allowFile adds a single file as a root. Its directory may then be stat'ed (FileManager looks
+  // up a file's directory first) but nothing else in it is visible.
+  void allowFile(const std::string &Path) {
+    std::string Real;
+    if (!realPath(Path, Real))
+      return;
+    FileDirs.push_back(llvm::sys::path::parent_path(Real).str());
+    Roots.push_back(std::move(Real));
+  }
+
+  llvm::ErrorOr<llvm::vfs::Status> status(const llvm::Twine &Path) override {
+    if (!allowed(Path) && !isFileDir(Path))
+      return notFound();
+    return ProxyFileSystem::status(Path);
+  }
+  bool exists(const llvm::Twine &Path) override {
+    return allowed(Path) && ProxyFileSystem::exists(Path);
+  }
+  llvm::ErrorOr<std::unique_ptr<llvm::vfs::File>>
+  openFileForRead(const llvm::Twine &Path) override {
+    if (!allowed(Path))
+      return notFound();
+    return ProxyFileSystem::openFileForRead(Path);
+  }
+  llvm::vfs::directory_iterator dir_begin(const llvm::Twine &Dir, std::error_code &EC) override {
+    if (!allowed(Dir)) {
+      EC = notFound();
+      return {};
+    }
+    return ProxyFileSystem::dir_begin(Dir, EC);
+  }
+  std::error_code getRealPath(const llvm::Twine &Path,
+                              llvm::SmallVectorImpl<char> &Output) override {
+    if (!allowed(Path))
+      return notFound();
+    return ProxyFileSystem::getRealPath(Path, Output);
+  }
+
+private:
+  static std::error_code notFound() {
+    return std::make_error_code(std::errc::no_such_file_or_directory);
+  }
+
+  // realPath is realpath(3): relative paths are taken from the process's working directory, which
+  // is the real file system's too. (Not vfs getRealPath: that opens the file to ask /proc, and an
+  // open() of a FIFO outside the roots could block.)
+  static bool realPath(const std::string &Path, std::string &Out) {
+    if (Path.empty())
+      return false;
+    char *R = ::realpath(Path.c_str(), nullptr);
+    if (!R)
+      return false;
+    Out = R;
+    free(R);
+    return true;
+  }
+
+  // allowed resolves Path and looks for a root that is it or one of its ancestors. A path that
+  // cannot be resolved does not exist, or is in a directory we may not search: refused either
+  // way. (Checked text cannot create files, so a path cannot change between this check and the
+  // open that follows.)
+  bool allowed(const llvm::Twine &Path) {
+    std::string Real;
+    if (!realPath(Path.str(), Real))
+      return false;
+    llvm::StringRef R = Real;
+    for (const std::string &Root : Roots)
+      if (R.starts_with(Root) &&
+          (R.size() == Root.size() || Root.back() == '/' || R[Root.size()] == '/'))
+        return true;
+    return false;
+  }
+
+  bool isFileDir(const llvm::Twine &Path) {
+    std::string Real;
+    return !FileDirs.empty() && realPath(Path.str(), Real) &&
+           llvm::is_contained(FileDirs, Real);
+  }
+
+  std::vector<std::string> Roots;
+  std::vector<std::string> FileDirs; // directories of single-file roots
+};
+
+// guardFileSystem makes the file system Clang reads through for the invocation: the checked
+// file's directory and the project root, the system include directories the driver chose (so
+// another toolchain layout keeps working), the LLVM installation, and what the user's flags name
+// (-I/-isystem/-iquote/-idirafter… directories, -include/-imacros files, a --sysroot).
+llvm::IntrusiveRefCntPtr<RootedFS> guardFileSystem(const CompilerInvocation &Inv,
+                                                   llvm::StringRef FileDir, llvm::StringRef Root,
+                                                   llvm::StringRef ClangPath) {
+  auto FS = llvm::makeIntrusiveRefCnt<RootedFS>(llvm::vfs::getRealFileSystem());
+  FS->allow(FileDir.str());
+  FS->allow(Root.str());
+  FS->allow(llvm::sys::path::parent_path(llvm::sys::path::parent_path(ClangPath)).str()); // …/llvm-19
+  const HeaderSearchOptions &HS = Inv.getHeaderSearchOpts();
+  for (const HeaderSearchOptions::Entry &E : HS.UserEntries) // user's and driver's, all groups
+    FS->allow(E.Path);
+  FS->allow(HS.ResourceDir);
+  if (HS.Sysroot != "/") // the default sysroot "/" is no restriction to grant
+    FS->allow(HS.Sysroot);
+  for (const std::string &F : HS.VFSOverlayFiles)
+    FS->allowFile(F);
+  const PreprocessorOptions &PO = Inv.getPreprocessorOpts();
+  for (const std::string &F : PO.Includes)
+    FS->allowFile(F);
+  for (const std::string &F : PO.MacroIncludes)
+    FS->allowFile(F);
+  FS->allowFile(PO.ImplicitPCHInclude);
+  return FS;
+}
+
 // ───────────────────────────── main ─────────────────────────────
 
 [[noreturn]] void usage(const char *Why) {
   llvm::errs() << "hydra-clang-shim: " << Why
                << "\nusage: hydra-clang-shim --channel-fd N [--lifeline-fd N] --socket-prefix P "
-                  "--session ID --file F [--clang PATH] -- CLANG_FLAGS...\n";
+                  "--session ID --file F [--root DIR] [--clang PATH] -- CLANG_FLAGS...\n";
   _exit(2);
 }
 
@@ -856,6 +996,7 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   signal(SIGCHLD, SIG_IGN); // checkpoints and resumed sessions are reaped automatically
   std::string ClangPath = HYDRA_CLANG_PATH;
+  std::string Root; // the project root, where files besides the checked file's own directory live
   std::vector<std::string> Flags;
   int I = 1;
   for (; I < argc; ++I) {
@@ -877,6 +1018,8 @@ int main(int argc, char **argv) {
       TheStream.Session = atoll(V);
     else if (A == "--file")
       TheStream.Filename = V;
+    else if (A == "--root")
+      Root = V;
     else if (A == "--clang")
       ClangPath = V;
     else
@@ -937,6 +1080,10 @@ int main(int argc, char **argv) {
   CompilerInstance CI;
   CI.setInvocation(std::move(Inv));
   CI.createDiagnostics(&Reporter, /*ShouldOwnClient=*/false);
+  // Every file Clang opens goes through the guard (under any -ivfsoverlay, whose targets it
+  // then checks too).
+  auto Guard = guardFileSystem(CI.getInvocation(), Dir, Root, ClangPath);
+  CI.createFileManager(createVFSFromCompilerInvocation(CI.getInvocation(), CI.getDiagnostics(), Guard));
   StreamAction Action;
   CI.ExecuteAction(Action);
   TheStream.finish();
