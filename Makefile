@@ -50,8 +50,8 @@ lint:
 test-go:
 	@echo "== go test"
 	$(GO) test -count=1 -timeout 20m ./...
-	@echo "== go test -race ./engine/..."
-	$(GO) test -count=1 -race -timeout 15m ./engine/...
+	@echo "== go test -race ./engine/... (cgo for the race detector: clang-19 unless CC is set)"
+	CC=$${CC:-clang-19} $(GO) test -count=1 -race -timeout 15m ./engine/...
 
 test-editors:
 	@echo "== editor clients"

@@ -497,22 +497,14 @@ func (s *search) checkError(r *rollout, ev checkers.Event) {
 		if !s.rootConfirmed {
 			// The document before the insertion point does not compile: nothing generated
 			// can fix that.
-			e := ev
-			s.prefixErr = &e
-			r.errs = append(r.errs, ev)
-			s.stopRollout(r, "prefix_error")
-			s.end("prefix_error", nil)
+			s.prefixError(r, ev)
 			return
 		}
 		// Reported in the prefix after the prefix was accepted: caused by generated text (a
 		// template instantiated from it, a declaration it conflicts with) or a late report
 		// of the prefix's own error. The same error twice means the latter.
 		if s.clampedDiag[ev.Diag] {
-			e := ev
-			s.prefixErr = &e
-			r.errs = append(r.errs, ev)
-			s.stopRollout(r, "prefix_error")
-			s.end("prefix_error", nil)
+			s.prefixError(r, ev)
 			return
 		}
 		s.clampedDiag[ev.Diag] = true
@@ -535,6 +527,15 @@ func (s *search) checkError(r *rollout, ev checkers.Event) {
 	s.update(Update{Kind: "error", Attempt: r.id + 1, Error: &evc,
 		Message: fmt.Sprintf("attempt %d: line %d: %s", r.id+1, e.Line, oneLine(ev.Diag))})
 	s.onNode(e, r)
+}
+
+// prefixError ends the search on ev, an error in the document before the insertion point that
+// nothing generated can fix.
+func (s *search) prefixError(r *rollout, ev checkers.Event) {
+	s.prefixErr = &ev
+	r.errs = append(r.errs, ev)
+	s.stopRollout(r, "prefix_error")
+	s.end("prefix_error", nil)
 }
 
 // livePaths returns the nodes on the paths of live rollouts other than r (from their heads to

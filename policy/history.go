@@ -163,6 +163,25 @@ func retryAfterFailure(s *engine.State, n *engine.Node) []engine.Action {
 	return []engine.Action{engine.Spawn{From: cands[len(cands)-1]}}
 }
 
+// repair is how a single-rollout policy answers node n: a rollout that failed without a checker
+// error is retried (retryAfterFailure); the first error of a rollout is repaired from the
+// candidate choose picks among its rollback candidates (never empty), or from the first
+// candidate when the next rollout is the search's last one (the last resort, unless
+// opts.NoLastResort); any other node gets no action.
+func repair(n *engine.Node, s *engine.State, opts Options, choose func(cands []*engine.Node) *engine.Node) []engine.Action {
+	if n.Kind == engine.NodeFail {
+		return retryAfterFailure(s, n)
+	}
+	cands, ok := repairable(s, n)
+	if !ok {
+		return nil
+	}
+	if !opts.NoLastResort && lastAttempt(s) {
+		return spawnFrom(cands[0], n)
+	}
+	return spawnFrom(choose(cands), n)
+}
+
 // repairable reports whether n is a node a single-rollout policy answers with a repair, and
 // returns its rollback candidates.
 func repairable(s *engine.State, n *engine.Node) ([]*engine.Node, bool) {

@@ -12,17 +12,9 @@ type LocalFirst struct{ opts Options }
 
 // OnNode implements engine.Policy.
 func (p *LocalFirst) OnNode(n *engine.Node, s *engine.State) []engine.Action {
-	if n.Kind == engine.NodeFail {
-		return retryAfterFailure(s, n)
-	}
-	cands, ok := repairable(s, n)
-	if !ok {
-		return nil
-	}
-	if !p.opts.NoLastResort && lastAttempt(s) {
-		return spawnFrom(cands[0], n)
-	}
-	return spawnFrom(localFirstChoice(s, n, cands, p.opts.SameErrorBytes), n)
+	return repair(n, s, p.opts, func(cands []*engine.Node) *engine.Node {
+		return localFirstChoice(s, n, cands, p.opts.SameErrorBytes)
+	})
 }
 
 // localFirstChoice is local-first escalation's rollback point for error e.
@@ -52,26 +44,18 @@ type Fixed struct{ opts Options }
 
 // OnNode implements engine.Policy.
 func (p *Fixed) OnNode(n *engine.Node, s *engine.State) []engine.Action {
-	if n.Kind == engine.NodeFail {
-		return retryAfterFailure(s, n)
-	}
-	cands, ok := repairable(s, n)
-	if !ok {
-		return nil
-	}
-	if !p.opts.NoLastResort && lastAttempt(s) {
-		return spawnFrom(cands[0], n)
-	}
-	ep := history(s, n, p.opts.SameErrorBytes)
-	ref := ep.minFailed(n.Off)
-	target := lineOf(n.Text, ref) - p.opts.Lines
-	best := cands[0]
-	for _, c := range cands {
-		if c.Off <= ref && lineOf(n.Text, c.Off) <= target && (len(ep.failed) == 0 || c.Off < ref) {
-			best = c
+	return repair(n, s, p.opts, func(cands []*engine.Node) *engine.Node {
+		ep := history(s, n, p.opts.SameErrorBytes)
+		ref := ep.minFailed(n.Off)
+		target := lineOf(n.Text, ref) - p.opts.Lines
+		best := cands[0]
+		for _, c := range cands {
+			if c.Off <= ref && lineOf(n.Text, c.Off) <= target && (len(ep.failed) == 0 || c.Off < ref) {
+				best = c
+			}
 		}
-	}
-	return spawnFrom(best, n)
+		return best
+	})
 }
 
 // Random rolls back to a candidate chosen uniformly at random (from the search's seeded
@@ -80,15 +64,7 @@ type Random struct{ opts Options }
 
 // OnNode implements engine.Policy.
 func (p *Random) OnNode(n *engine.Node, s *engine.State) []engine.Action {
-	if n.Kind == engine.NodeFail {
-		return retryAfterFailure(s, n)
-	}
-	cands, ok := repairable(s, n)
-	if !ok {
-		return nil
-	}
-	if !p.opts.NoLastResort && lastAttempt(s) {
-		return spawnFrom(cands[0], n)
-	}
-	return spawnFrom(cands[s.Rand().Intn(len(cands))], n)
+	return repair(n, s, p.opts, func(cands []*engine.Node) *engine.Node {
+		return cands[s.Rand().Intn(len(cands))]
+	})
 }

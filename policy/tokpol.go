@@ -10,19 +10,11 @@ type TokPol struct{ opts Options }
 
 // OnNode implements engine.Policy.
 func (p *TokPol) OnNode(n *engine.Node, s *engine.State) []engine.Action {
-	if n.Kind == engine.NodeFail {
-		return retryAfterFailure(s, n)
-	}
-	cands, ok := repairable(s, n)
-	if !ok {
-		return nil
-	}
-	if !p.opts.NoLastResort && lastAttempt(s) {
-		return spawnFrom(cands[0], n)
-	}
-	b := p.Belief(s, n, cands)
-	best, _ := Plan(b.Posterior, b.Cost, p.opts.SuccessProb)
-	return spawnFrom(cands[best], n)
+	return repair(n, s, p.opts, func(cands []*engine.Node) *engine.Node {
+		b := p.Belief(s, n, cands)
+		best, _ := Plan(b.Posterior, b.Cost, p.opts.SuccessProb)
+		return cands[best]
+	})
 }
 
 // Belief is TokPol's view of one error: per candidate, the prior and posterior mass of the

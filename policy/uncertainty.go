@@ -17,16 +17,11 @@ type Uncertainty struct{ opts Options }
 
 // OnNode implements engine.Policy.
 func (p *Uncertainty) OnNode(n *engine.Node, s *engine.State) []engine.Action {
-	if n.Kind == engine.NodeFail {
-		return retryAfterFailure(s, n)
-	}
-	cands, ok := repairable(s, n)
-	if !ok {
-		return nil
-	}
-	if !p.opts.NoLastResort && lastAttempt(s) {
-		return spawnFrom(cands[0], n)
-	}
+	return repair(n, s, p.opts, func(cands []*engine.Node) *engine.Node { return p.choose(s, n, cands) })
+}
+
+// choose is the rollback point for error n among cands.
+func (p *Uncertainty) choose(s *engine.State, n *engine.Node, cands []*engine.Node) *engine.Node {
 	ep := history(s, n, p.opts.SameErrorBytes)
 	lo := cands[0].Off
 	for _, off := range ep.passed {
@@ -37,13 +32,13 @@ func (p *Uncertainty) OnNode(n *engine.Node, s *engine.State) []engine.Action {
 	hi := ep.minFailed(n.Off + 1)
 	tok, found := mostUncertain(pathTokens(s, n), lo, hi)
 	if !found {
-		return spawnFrom(localFirstChoice(s, n, cands, p.opts.SameErrorBytes), n)
+		return localFirstChoice(s, n, cands, p.opts.SameErrorBytes)
 	}
 	c := latestAtOrBefore(cands, tok.Off)
 	if len(ep.failed) > 0 && c.Off >= hi {
 		c = latestBefore(cands, hi)
 	}
-	return spawnFrom(c, n)
+	return c
 }
 
 // uncertainty is the larger of a token's entropy over the reported alternatives and its

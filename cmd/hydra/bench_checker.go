@@ -17,6 +17,7 @@ import (
 	"github.com/hydra-lsp/hydra/checkers/agreement"
 	"github.com/hydra-lsp/hydra/checkers/benchmark"
 	"github.com/hydra-lsp/hydra/checkers/clang"
+	"github.com/hydra-lsp/hydra/engine/sim"
 )
 
 // runBenchChecker is `hydra bench checker` (bench.go dispatches to it).
@@ -59,11 +60,11 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 	}
 	path := *corpus
 	if path == "" {
-		root, err := repoRootFromCwd()
+		dir, err := sim.DataDir()
 		if err != nil {
 			return fail(fmt.Errorf("%w; pass --corpus", err))
 		}
-		path = filepath.Join(root, "..", "shared", "data", "thealgorithms-corpus.jsonl.gz")
+		path = filepath.Join(dir, sim.TheAlgorithmsFile)
 	}
 	all, err := agreement.LoadCorpus(path)
 	if err != nil {
@@ -148,22 +149,4 @@ func pickPrograms(all []agreement.Program, only string, n int) []agreement.Progr
 		}
 	}
 	return out
-}
-
-// repoRootFromCwd walks up from the working directory to go.mod.
-func repoRootFromCwd() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory (not inside the repository)")
-		}
-		dir = parent
-	}
 }

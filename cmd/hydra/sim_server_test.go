@@ -61,6 +61,23 @@ func startSimServer(t *testing.T, bin string, args ...string) string {
 	return strings.TrimSpace(line)
 }
 
+// readCompletion reads a streamed completion to its end and returns its text; a stream error
+// fails the test.
+func readCompletion(t *testing.T, s model.Stream) string {
+	t.Helper()
+	var sb strings.Builder
+	for {
+		tok, err := s.Next(context.Background())
+		if err == io.EOF {
+			return sb.String()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb.WriteString(tok.Text)
+	}
+}
+
 func TestSimServerScriptMode(t *testing.T) {
 	bin := buildHydraForSimServer(t)
 	script := filepath.Join(t.TempDir(), "script.json")
@@ -80,19 +97,8 @@ func TestSimServerScriptMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sb strings.Builder
-	for {
-		tok, err := s.Next(context.Background())
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		sb.WriteString(tok.Text)
-	}
-	if sb.String() != "  return a + b;\n}\n" {
-		t.Errorf("completion %q", sb.String())
+	if got := readCompletion(t, s); got != "  return a + b;\n}\n" {
+		t.Errorf("completion %q", got)
 	}
 	if _, err := c.Complete(context.Background(), model.Request{Prompt: "other"}); err == nil || !strings.Contains(err.Error(), "no such task") {
 		t.Errorf("unmatched prompt: err = %v, want the scripted 400", err)
@@ -145,19 +151,8 @@ func TestSimServerSimulatedMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sb strings.Builder
-	for {
-		tok, err := s.Next(context.Background())
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		sb.WriteString(tok.Text)
-	}
-	if sb.String() != task.Solution {
-		t.Errorf("the simulated model wrote %q, want the task's solution", sb.String())
+	if got := readCompletion(t, s); got != task.Solution {
+		t.Errorf("the simulated model wrote %q, want the task's solution", got)
 	}
 	if u := s.Usage(); u.PromptTokens == 0 || u.CompletionTokens == 0 {
 		t.Errorf("usage %+v", u)

@@ -431,18 +431,10 @@ func (s *stream) fill() error {
 		}
 		if err != nil && data != nil && errors.Is(err, io.EOF) {
 			// The body ended inside an event: dispatch it, then see the end on the next read.
-			if bytes.Equal(bytes.TrimSpace(data), []byte("[DONE]")) {
-				s.done = true
-				s.stop()
-				return io.EOF
-			}
-			if err := s.event(data); err != nil {
+			if stop, err := s.dispatch(data); stop {
 				return err
 			}
 			data = nil
-			if len(s.pending) > 0 {
-				return nil
-			}
 		}
 		if err != nil {
 			s.stop()
@@ -469,18 +461,10 @@ func (s *stream) fill() error {
 			if data == nil {
 				continue
 			}
-			if bytes.Equal(bytes.TrimSpace(data), []byte("[DONE]")) {
-				s.done = true
-				s.stop()
-				return io.EOF
-			}
-			if err := s.event(data); err != nil {
+			if stop, err := s.dispatch(data); stop {
 				return err
 			}
 			data = nil
-			if len(s.pending) > 0 {
-				return nil
-			}
 			continue
 		}
 		if line[0] == ':' {
@@ -496,6 +480,21 @@ func (s *stream) fill() error {
 		}
 		data = append(data, value...)
 	}
+}
+
+// dispatch handles the data of one whole event: "[DONE]" ends the stream (io.EOF), anything else
+// is parsed into s.pending. It reports whether fill should return now, with err: at the end, on
+// an error, or when tokens are pending.
+func (s *stream) dispatch(data []byte) (stop bool, err error) {
+	if bytes.Equal(bytes.TrimSpace(data), []byte("[DONE]")) {
+		s.done = true
+		s.stop()
+		return true, io.EOF
+	}
+	if err := s.event(data); err != nil {
+		return true, err
+	}
+	return len(s.pending) > 0, nil
 }
 
 // event decodes one data payload into pending tokens, finish reason and usage.

@@ -22,7 +22,6 @@ package sim
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -36,6 +35,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hydra-lsp/hydra/checkers/mutate"
+	"github.com/hydra-lsp/hydra/engine/model/openaiserver"
 	"github.com/tiktoken-go/tokenizer"
 )
 
@@ -623,30 +623,12 @@ func (s *Server) remember(id string, ids []uint) {
 	}
 }
 
+// api is how the simulated model names itself on the wire.
+var api = openaiserver.Model{Name: ModelName, OwnedBy: "hydra (simulated, not a real model)", CompletionID: "cmpl-sim"}
+
 // ServeHTTP implements http.Handler: POST /v1/completions and GET /v1/models.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	path := strings.TrimPrefix(r.URL.Path, "/v1")
-	switch {
-	case path == "/models" && r.Method == http.MethodGet:
-		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{
-			map[string]any{"id": ModelName, "object": "model", "owned_by": "hydra (simulated, not a real model)"}}})
-	case path == "/completions" && r.Method == http.MethodPost:
-		s.complete(w, r)
-	default:
-		writeError(w, http.StatusNotFound, fmt.Sprintf("%s: no route %s %s", ModelName, r.Method, r.URL.Path))
-	}
-}
-
-type completionRequest struct {
-	StreamOptions struct {
-		ContinuousUsageStats bool `json:"continuous_usage_stats"`
-	} `json:"stream_options"`
-	Prompt    any   `json:"prompt"`
-	Stream    bool  `json:"stream"`
-	MaxTokens int   `json:"max_tokens"`
-	Stop      any   `json:"stop"`
-	Logprobs  *int  `json:"logprobs"`
-	Seed      int64 `json:"seed"`
+	api.Serve(w, r, s.complete)
 }
 
 // piece is one streamed token (or a few, when a character spans BPE tokens).
@@ -657,35 +639,25 @@ type piece struct {
 }
 
 func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
-	var req completionRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s: bad request body: %v", ModelName, err))
-		return
-	}
-	prompt, ok := req.Prompt.(string)
+	req, ok := api.ReadRequest(w, r)
 	if !ok {
-		writeError(w, http.StatusBadRequest, ModelName+": prompt must be one string")
 		return
 	}
+	prompt := req.Prompt
 	var stops []string
-	switch st := req.Stop.(type) {
-	case string:
-		stops = []string{st}
-	case []any:
-		for _, x := range st {
-			if v, ok := x.(string); ok && v != "" {
-				stops = append(stops, v)
-			}
+	for _, st := range req.Stop {
+		if st != "" {
+			stops = append(stops, st)
 		}
 	}
 	start := time.Now()
 	d, err := s.decide(r.Context(), prompt)
 	if errors.Is(err, errNoTask) {
-		writeError(w, http.StatusBadRequest, err.Error())
+		api.WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, fmt.Sprintf("%s: %v", ModelName, err))
+		api.WriteError(w, http.StatusInternalServerError, fmt.Sprintf("%s: %v", ModelName, err))
 		return
 	}
 	planned := time.Since(start) // clang time of a plan made on demand, not simulated time
@@ -704,12 +676,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	}
 	pieces := makePieces(toks, d.rootAt)
 	cached := s.cacheHit(d.task.ID, promptIDs)
-	usage := map[string]any{
-		"prompt_tokens":         len(promptIDs),
-		"completion_tokens":     len(ids),
-		"total_tokens":          len(promptIDs) + len(ids),
-		"prompt_tokens_details": map[string]any{"cached_tokens": cached},
-	}
+	usage := openaiserver.Usage(len(promptIDs), len(ids), cached)
 	prefill := s.opts.Profile.Overhead
 	if s.opts.Profile.PrefillRate > 0 {
 		prefill += time.Duration(float64(len(promptIDs)-cached) / s.opts.Profile.PrefillRate * float64(time.Second))
@@ -739,7 +706,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	}
 	defer settle()
 
-	lp := req.Logprobs != nil && *req.Logprobs > 0
+	lp := req.Logprobs > 0
 	rng := rand.New(rand.NewPCG(uint64(s.opts.Seed), hashString(prompt)))
 	logprobsOf := func(p piece) map[string]any {
 		v := -0.02 - 0.08*rng.Float64()
@@ -747,8 +714,8 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 			v = s.opts.RootLogprob
 		}
 		alt := math.Log(max(1-math.Exp(v), 1e-9))
-		return map[string]any{"tokens": []string{p.text}, "token_logprobs": []float64{v},
-			"top_logprobs": []map[string]float64{{p.text: v, "<alternative>": alt}}}
+		return openaiserver.Logprobs([]string{p.text}, []float64{v},
+			[]map[string]float64{{p.text: v, "<alternative>": alt}})
 	}
 	// The schedule is absolute from the request's start, so slow writes do not add up.
 	due := start.Add(planned + scale(prefill))
@@ -757,14 +724,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		if dl <= 0 {
 			return r.Context().Err() == nil
 		}
-		t := time.NewTimer(dl)
-		defer t.Stop()
-		select {
-		case <-r.Context().Done():
-			return false
-		case <-t.C:
-			return true
-		}
+		return openaiserver.Sleep(r.Context(), dl)
 	}
 
 	if !req.Stream {
@@ -774,35 +734,11 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		}
 		served, servedBytes = len(ids), len(text)
 		settle()
-		choice := map[string]any{"index": 0, "text": text, "finish_reason": finish}
-		writeJSON(w, http.StatusOK, map[string]any{"id": "cmpl-sim", "object": "text_completion",
-			"created": time.Now().Unix(), "model": ModelName, "system_fingerprint": ModelName,
-			"choices": []any{choice}, "usage": usage})
+		openaiserver.WriteJSON(w, http.StatusOK, api.Completion(text, finish, nil, usage))
 		return
 	}
 
-	fl, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	send := func(v any) bool {
-		b, _ := json.Marshal(v)
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
-			return false
-		}
-		if fl != nil {
-			fl.Flush()
-		}
-		return true
-	}
-	event := func(text string, fin any, lps any) map[string]any {
-		c := map[string]any{"index": 0, "text": text, "finish_reason": fin}
-		if lps != nil {
-			c["logprobs"] = lps
-		}
-		return map[string]any{"id": "cmpl-sim", "object": "text_completion", "created": time.Now().Unix(),
-			"model": ModelName, "system_fingerprint": ModelName, "choices": []any{c}}
-	}
+	stream := openaiserver.StartStream(w)
 	for i, p := range pieces {
 		due = due.Add(scale(time.Duration(p.tokens) * s.opts.Profile.TokenLatency))
 		if !wait(due) {
@@ -816,18 +752,17 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		if lp {
 			lps = logprobsOf(p)
 		}
-		ev := event(p.text, fin, lps)
-		if req.StreamOptions.ContinuousUsageStats {
+		ev := api.Event(p.text, fin, lps)
+		if req.ContinuousUsage {
 			// vLLM's continuous usage: every event carries the usage so far.
-			ev["usage"] = map[string]any{"prompt_tokens": len(promptIDs), "completion_tokens": served + p.tokens,
-				"total_tokens": len(promptIDs) + served + p.tokens, "prompt_tokens_details": map[string]any{"cached_tokens": cached}}
+			ev["usage"] = openaiserver.Usage(len(promptIDs), served+p.tokens, cached)
 		}
 		served += p.tokens
 		servedBytes += len(p.text)
 		if i == len(pieces)-1 {
 			settle() // before the client can see the end
 		}
-		if !send(ev) {
+		if !stream.Send(ev) {
 			return
 		}
 	}
@@ -836,16 +771,12 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		settle()
-		if !send(event("", finish, nil)) {
+		if !stream.Send(api.Event("", finish, nil)) {
 			return
 		}
 	}
-	send(map[string]any{"id": "cmpl-sim", "object": "text_completion", "created": time.Now().Unix(),
-		"model": ModelName, "system_fingerprint": ModelName, "choices": []any{}, "usage": usage})
-	fmt.Fprint(w, "data: [DONE]\n\n")
-	if fl != nil {
-		fl.Flush()
-	}
+	stream.Send(api.UsageEvent(usage))
+	stream.Done()
 }
 
 // makePieces groups BPE tokens into valid UTF-8 pieces and marks the piece holding rootAt.
@@ -869,14 +800,4 @@ func makePieces(toks []string, rootAt int) []piece {
 		out = append(out, cur)
 	}
 	return out
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
-
-func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": ModelName, "code": status}})
 }

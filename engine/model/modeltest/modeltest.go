@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hydra-lsp/hydra/engine/model"
+	"github.com/hydra-lsp/hydra/engine/model/openaiserver"
 )
 
 // Name is what the stand-in calls itself in every response.
@@ -126,63 +128,20 @@ func (h *Handler) Calls() []Call {
 	return append([]Call(nil), h.calls...)
 }
 
+// api is how the stand-in names itself on the wire.
+var api = openaiserver.Model{Name: Name, OwnedBy: "hydra-tests", CompletionID: "cmpl-" + Name}
+
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	path := strings.TrimPrefix(r.URL.Path, "/v1")
-	switch {
-	case path == "/models" && r.Method == http.MethodGet:
-		writeJSON(w, http.StatusOK, map[string]any{
-			"object": "list",
-			"data":   []any{map[string]any{"id": Name, "object": "model", "owned_by": "hydra-tests"}},
-		})
-	case path == "/completions" && r.Method == http.MethodPost:
-		h.complete(w, r)
-	default:
-		writeError(w, http.StatusNotFound, fmt.Sprintf("%s: no route %s %s", Name, r.Method, r.URL.Path))
-	}
-}
-
-// request is the part of a completion request the stand-in reads.
-type request struct {
-	StreamOptions struct {
-		ContinuousUsageStats bool `json:"continuous_usage_stats"`
-	} `json:"stream_options"`
-	Model       string   `json:"model"`
-	Prompt      any      `json:"prompt"`
-	Stream      bool     `json:"stream"`
-	MaxTokens   int      `json:"max_tokens"`
-	Temperature float64  `json:"temperature"`
-	Stop        any      `json:"stop"`
-	Logprobs    *int     `json:"logprobs"`
-	Seed        int64    `json:"seed"`
-	stop        []string // Stop normalised
+	api.Serve(w, r, h.complete)
 }
 
 func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
-	var req request
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s: bad request body: %v", Name, err))
-		return
-	}
-	prompt, ok := req.Prompt.(string)
+	req, ok := api.ReadRequest(w, r)
 	if !ok {
-		writeError(w, http.StatusBadRequest, Name+": prompt must be one string")
 		return
 	}
-	switch st := req.Stop.(type) {
-	case string:
-		req.stop = []string{st}
-	case []any:
-		for _, x := range st {
-			if s, ok := x.(string); ok {
-				req.stop = append(req.stop, s)
-			}
-		}
-	}
-	lp := 0
-	if req.Logprobs != nil {
-		lp = *req.Logprobs
-	}
+	prompt := req.Prompt
 
 	h.mu.Lock()
 	idx := -1
@@ -195,7 +154,7 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
 	}
 	h.calls = append(h.calls, Call{
 		Model: req.Model, Prompt: prompt, Stream: req.Stream, Rule: idx,
-		Params:        model.Params{MaxTokens: req.MaxTokens, Temperature: req.Temperature, Stop: req.stop, Logprobs: lp, Seed: req.Seed},
+		Params:        model.Params{MaxTokens: req.MaxTokens, Temperature: req.Temperature, Stop: req.Stop, Logprobs: req.Logprobs, Seed: req.Seed},
 		Authorization: r.Header.Get("Authorization"),
 	})
 	cached := 0
@@ -210,7 +169,7 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
 
 	if idx < 0 {
 		tail := prompt[max(0, len(prompt)-60):]
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s: no rule matches the prompt (ending %q)", Name, tail))
+		api.WriteError(w, http.StatusBadRequest, fmt.Sprintf("%s: no rule matches the prompt (ending %q)", Name, tail))
 		return
 	}
 	rule := h.script.Rules[idx]
@@ -219,75 +178,32 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
 		if msg == "" {
 			msg = fmt.Sprintf("%s: scripted failure %d", Name, rule.Status)
 		}
-		writeError(w, rule.Status, msg)
+		api.WriteError(w, rule.Status, msg)
 		return
 	}
 
 	pieces, finish := rule.pieces(req)
-	usage := map[string]any{
-		"prompt_tokens":         estimateTokens(len(prompt)),
-		"completion_tokens":     len(pieces),
-		"total_tokens":          estimateTokens(len(prompt)) + len(pieces),
-		"prompt_tokens_details": map[string]any{"cached_tokens": cached / 4},
-	}
+	usage := openaiserver.Usage(estimateTokens(len(prompt)), len(pieces), cached/4)
 	if !req.Stream {
-		h.whole(w, rule, pieces, finish, usage, lp)
+		h.whole(w, rule, pieces, finish, usage, req.Logprobs)
 		return
 	}
-	h.stream(w, r, rule, pieces, finish, usage, lp, req.StreamOptions.ContinuousUsageStats && !rule.NoUsage)
+	h.stream(w, r, rule, pieces, finish, usage, req.Logprobs, req.ContinuousUsage && !rule.NoUsage)
 }
 
 func (h *Handler) whole(w http.ResponseWriter, rule Rule, pieces []string, finish string, usage map[string]any, lp int) {
-	choice := map[string]any{"index": 0, "text": strings.Join(pieces, ""), "finish_reason": finish}
+	var lps any
 	if lp > 0 {
-		choice["logprobs"] = rule.logprobs(pieces, 0)
+		lps = rule.logprobs(pieces, 0)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"id": "cmpl-" + Name, "object": "text_completion", "created": time.Now().Unix(),
-		"model": Name, "system_fingerprint": Name, "choices": []any{choice}, "usage": usage,
-	})
+	openaiserver.WriteJSON(w, http.StatusOK, api.Completion(strings.Join(pieces, ""), finish, lps, usage))
 }
 
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, rule Rule, pieces []string, finish string, usage map[string]any, lp int, continuous bool) {
-	fl, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	if fl != nil {
-		fl.Flush()
-	}
-	send := func(v any) bool {
-		b, _ := json.Marshal(v)
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
-			return false
-		}
-		if fl != nil {
-			fl.Flush()
-		}
-		return true
-	}
+	s := openaiserver.StartStream(w)
+	s.Flush()
 	wait := func(ms int) bool {
-		if ms <= 0 {
-			return true
-		}
-		t := time.NewTimer(time.Duration(ms) * time.Millisecond)
-		defer t.Stop()
-		select {
-		case <-r.Context().Done():
-			return false
-		case <-t.C:
-			return true
-		}
-	}
-	chunk := func(text string, fin any, lps any) map[string]any {
-		c := map[string]any{"index": 0, "text": text, "finish_reason": fin}
-		if lps != nil {
-			c["logprobs"] = lps
-		}
-		return map[string]any{
-			"id": "cmpl-" + Name, "object": "text_completion", "created": time.Now().Unix(),
-			"model": Name, "system_fingerprint": Name, "choices": []any{c},
-		}
+		return openaiserver.Sleep(r.Context(), time.Duration(ms)*time.Millisecond)
 	}
 	for i, p := range pieces {
 		if rule.Cut && i >= rule.CutAfter {
@@ -309,17 +225,14 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, rule Rule, piec
 		if lp > 0 {
 			lps = rule.logprobs([]string{p}, i)
 		}
-		ev := chunk(p, fin, lps)
+		ev := api.Event(p, fin, lps)
 		if continuous {
 			// vLLM's continuous usage stats: the usage so far in every event.
-			u := map[string]any{}
-			for k, v := range usage {
-				u[k] = v
-			}
+			u := maps.Clone(usage)
 			u["completion_tokens"] = i + 1
 			ev["usage"] = u
 		}
-		if !send(ev) {
+		if !s.Send(ev) {
 			return
 		}
 	}
@@ -328,20 +241,14 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, rule Rule, piec
 		return
 	}
 	if len(pieces) == 0 {
-		if !wait(rule.FirstDelayMS) || !send(chunk("", finish, nil)) {
+		if !wait(rule.FirstDelayMS) || !s.Send(api.Event("", finish, nil)) {
 			return
 		}
 	}
 	if !rule.NoUsage {
-		send(map[string]any{
-			"id": "cmpl-" + Name, "object": "text_completion", "created": time.Now().Unix(),
-			"model": Name, "system_fingerprint": Name, "choices": []any{}, "usage": usage,
-		})
+		s.Send(api.UsageEvent(usage))
 	}
-	fmt.Fprint(w, "data: [DONE]\n\n")
-	if fl != nil {
-		fl.Flush()
-	}
+	s.Done()
 }
 
 // cut drops the connection without finishing the response.
@@ -363,13 +270,13 @@ func (r Rule) matches(prompt string) bool {
 }
 
 // pieces cuts the rule's text for req: stop sequences, then max_tokens.
-func (r Rule) pieces(req request) ([]string, string) {
+func (r Rule) pieces(req openaiserver.Request) ([]string, string) {
 	text := r.Text
 	finish := r.FinishReason
 	if finish == "" {
 		finish = "stop"
 	}
-	for _, s := range req.stop {
+	for _, s := range req.Stop {
 		if s == "" {
 			continue
 		}
@@ -410,7 +317,7 @@ func (r Rule) logprobs(pieces []string, first int) map[string]any {
 		lps = append(lps, v)
 		top = append(top, map[string]float64{p: v})
 	}
-	return map[string]any{"tokens": pieces, "token_logprobs": lps, "top_logprobs": top}
+	return openaiserver.Logprobs(pieces, lps, top)
 }
 
 // estimateTokens is the stand-in's prompt-token count: one per 4 bytes, rounded up. It is an
@@ -425,14 +332,4 @@ func commonPrefix(a, b string) int {
 		}
 	}
 	return n
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
-
-func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": Name, "code": status}})
 }

@@ -292,12 +292,15 @@ local function execute(client, bufnr, command, on_done)
   return true
 end
 
-local function need_client(bufnr)
+--- current_client returns the current buffer and its hydra client; the client is nil, and the
+--- user told so, when none is attached.
+local function current_client()
+  local bufnr = vim.api.nvim_get_current_buf()
   local client = M.client(bufnr)
   if not client then
     notify("no hydra server attached to this buffer (is `hydra` on $PATH?)", vim.log.levels.ERROR)
   end
-  return client
+  return bufnr, client
 end
 
 local function position_args(bufnr, client, range)
@@ -315,8 +318,7 @@ end
 --- the end. Returns true when the request was sent.
 function M.generate(opts)
   opts = opts or {}
-  local bufnr = vim.api.nvim_get_current_buf()
-  local client = need_client(bufnr)
+  local bufnr, client = current_client()
   if not client then
     return false
   end
@@ -328,8 +330,7 @@ end
 --- opts.range) and runs it; opts.on_done(err, result) is called when generation ends.
 function M.code_action(opts)
   opts = opts or {}
-  local bufnr = vim.api.nvim_get_current_buf()
-  local client = need_client(bufnr)
+  local bufnr, client = current_client()
   if not client then
     return false
   end
@@ -380,8 +381,7 @@ end
 --- cancel stops the generation running in the current buffer (all of the server's when all=true).
 function M.cancel(opts)
   opts = opts or {}
-  local bufnr = vim.api.nvim_get_current_buf()
-  local client = need_client(bufnr)
+  local bufnr, client = current_client()
   if not client then
     return false
   end
