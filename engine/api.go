@@ -29,6 +29,9 @@ type Request struct {
 	// Filename and Flags are how the checker compiles the text.
 	Filename string
 	Flags    []string
+	// Root is the project directory: the checker may read files under it (besides the include
+	// paths). Empty means the directory of Filename.
+	Root string
 
 	Model  string
 	Params model.Params

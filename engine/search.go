@@ -114,7 +114,7 @@ func newSearch(ck checkers.Checker, gen model.Generator, req Request) *search {
 	if s.prompt == "" {
 		s.prompt = req.Prefix
 	}
-	s.sessOpts = checkers.SessionOptions{Flags: req.Flags, Filename: req.Filename}
+	s.sessOpts = checkers.SessionOptions{Flags: req.Flags, Filename: req.Filename, Root: req.Root}
 	s.chunkOpts = chunk.OptionsForFlags(req.Flags, req.Filename)
 	s.prefixDepth = chunk.BraceDepth(req.Prefix, s.chunkOpts)
 	s.suffixCloses = req.Suffix != "" && chunk.BraceDepth(req.Suffix, s.chunkOpts) < 0

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -32,6 +34,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	}
 	s.initialized = true
 	s.caps = p.Capabilities
+	s.roots = workspaceRoots(p)
 	s.enc = negotiateEncoding(p.Capabilities.General.PositionEncodings)
 	enc := s.enc
 	s.mu.Unlock()
@@ -107,4 +110,32 @@ func (s *Server) watchParent(ctx context.Context, pid int) {
 			}
 		}
 	}()
+}
+
+// workspaceRoots returns the local directories of the client's workspace folders and rootUri.
+func workspaceRoots(p InitializeParams) []string {
+	var roots []string
+	for _, f := range p.WorkspaceFolders {
+		if d := uriPath(f.URI); d != "" {
+			roots = append(roots, filepath.Clean(d))
+		}
+	}
+	if d := uriPath(p.RootURI); d != "" {
+		roots = append(roots, filepath.Clean(d))
+	}
+	return roots
+}
+
+// rootFor returns the workspace root that holds path (the innermost), or "" when none does:
+// the checker then reads only the file's own directory and the include paths.
+func (s *Server) rootFor(path string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	best := ""
+	for _, r := range s.roots {
+		if (path == r || strings.HasPrefix(path, r+string(filepath.Separator))) && len(r) > len(best) {
+			best = r
+		}
+	}
+	return best
 }

@@ -327,6 +327,7 @@ func (s *Server) prepare(ctx context.Context, t target) (*searchSetup, error) {
 		Suffix:      suffix,
 		Filename:    filename,
 		Flags:       flags,
+		Root:        opts.Root,
 		Model:       cfg.Model,
 		Policy:      pol,
 		Budget:      engine.Budget{MaxTokens: cfg.MaxTokens, MaxAttempts: cfg.MaxAttempts},
@@ -334,7 +335,7 @@ func (s *Server) prepare(ctx context.Context, t target) (*searchSetup, error) {
 	}
 	warm := false
 	if s.warm != nil {
-		warm = s.warm.ready(checkers.SessionOptions{Flags: flags, Filename: filename}, prefix)
+		warm = s.warm.ready(opts, prefix)
 	}
 	return &searchSetup{req: req, gen: gen, insertOff: insertOff, lead: lead, warm: warm,
 		version: version, enc: enc, versioned: versioned}, nil
@@ -352,7 +353,7 @@ func (s *Server) sessionOptions(path, lang string) checkers.SessionOptions {
 	}
 	fs := s.flags.forFile(path, lang)
 	flags := append(append([]string(nil), fs.Flags...), s.cfg.get().ClangFlags...)
-	return checkers.SessionOptions{Flags: flags, Filename: filename}
+	return checkers.SessionOptions{Flags: flags, Filename: filename, Root: s.rootFor(path)}
 }
 
 // checker is the checker searches run on: the warm cache's wrapper when warm start is on.

@@ -90,6 +90,10 @@ type Server struct {
 	progress  map[string]func()
 	nextToken int
 
+	// roots are the workspace's folders (rootUri and workspaceFolders), set by initialize:
+	// a document's checker may read files under the root that holds it.
+	roots []string
+
 	flags *flagStore
 	warm  *warmCache
 

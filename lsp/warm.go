@@ -127,11 +127,11 @@ func cut(text string, end int, hasInclude bool) string {
 	return text[:end]
 }
 
-// warmKey identifies a shareable preamble checkpoint: flags, directory (quoted includes) and
-// preamble text.
+// warmKey identifies a shareable preamble checkpoint: flags, directory (quoted includes), the
+// project root (what the checker may read) and preamble text.
 func warmKey(opts checkers.SessionOptions, preamble string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%q\x00%s\x00", opts.Flags, filepath.Dir(opts.Filename))
+	fmt.Fprintf(h, "%q\x00%s\x00%s\x00", opts.Flags, filepath.Dir(opts.Filename), opts.Root)
 	h.Write([]byte(preamble))
 	return fmt.Sprintf("%x", h.Sum(nil))
 }

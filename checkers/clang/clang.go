@@ -6,6 +6,10 @@
 // resumed from them) holds the read end of the Checker's lifeline pipe and exits when the
 // Checker closes it or the Go process dies, even by kill -9; root processes are also in their
 // own process group and get a parent-death signal.
+//
+// The shim reads no file outside the checked file's directory, SessionOptions.Root, the
+// directories and files the flags name and the system include paths: an include of anything
+// else is reported as Clang's fatal "file not found" (README.md, "File access").
 package clang
 
 import (
