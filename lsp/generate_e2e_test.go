@@ -49,7 +49,7 @@ func TestGenerateStreamsAcceptedCodeAndRollsBack(t *testing.T) {
 			rules: []modeltest.Rule{
 				{PromptContains: "hydra-feedback:", Text: accRetry, Chunk: 6, DelayMS: 5},
 				// Slow enough that the lines before the late error are shown before it comes.
-				{PromptSuffix: "// An accumulator.\n", Text: accBad, Chunk: 6, DelayMS: 25},
+				{PromptSuffix: "// An accumulator.\n", Text: accBad, Chunk: 6, DelayMS: 40},
 			},
 			wantRollback: true,
 			wantAttempts: 2,
@@ -58,7 +58,7 @@ func TestGenerateStreamsAcceptedCodeAndRollsBack(t *testing.T) {
 			name: "client without versioned edits or progress (eglot 1.9)",
 			rules: []modeltest.Rule{
 				{PromptContains: "hydra-feedback:", Text: accRetry, Chunk: 6, DelayMS: 5},
-				{PromptSuffix: "// An accumulator.\n", Text: accBad, Chunk: 6, DelayMS: 25},
+				{PromptSuffix: "// An accumulator.\n", Text: accBad, Chunk: 6, DelayMS: 40},
 			},
 			wantRollback: true,
 			wantAttempts: 2,
@@ -68,7 +68,7 @@ func TestGenerateStreamsAcceptedCodeAndRollsBack(t *testing.T) {
 			name: "Neovim 0.7 client (debounced didChange)",
 			rules: []modeltest.Rule{
 				{PromptContains: "hydra-feedback:", Text: accRetry, Chunk: 6, DelayMS: 5},
-				{PromptSuffix: "// An accumulator.\n", Text: accBad, Chunk: 6, DelayMS: 25},
+				{PromptSuffix: "// An accumulator.\n", Text: accBad, Chunk: 6, DelayMS: 40},
 			},
 			// Whether the doomed lines reach the document before the rollback depends on the
 			// client's 150 ms debounce; either way the document must end right.
