@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -218,6 +219,59 @@ func TestLocalFirstEscalatesThroughDeclarations(t *testing.T) {
 		tr, e := failChain(20, decls, tc.retries, "undeclared_identifier")
 		if got := one(t, mustPolicy(t, "local-first").OnNode(e, tr.state(e, 100))); got != tc.want {
 			t.Errorf("after failures from %v: line %d, want %d", tc.retries, got, tc.want)
+		}
+	}
+}
+
+// inBody is a program whose error (line 15) lies inside the function that starts at line 3,
+// labelled the way the engine labels a rollout that starts inside that function: its chunker
+// counts braces from the rollout's start, so every statement of the body ends at relative
+// depth 0 and gets the category decl.
+func inBody(retries []int) (*tree, *engine.Node) {
+	src := []string{"int x = 0;", "int y = 1;", "int f(int n) {"}
+	for len(src) < 20 {
+		src = append(src, "  x = x + n;")
+	}
+	src[19] = "}"
+	decl := []int{1, 2}
+	for l := 4; l <= 19; l++ {
+		decl = append(decl, l) // mislabelled: inside f's body
+	}
+	tr := newTreeOf(src, decl...)
+	e := tr.fail(tr.progress(tr.root, 1, 15), 1, 15, 5, "undeclared_identifier")
+	for i, l := range retries {
+		id := i + 2
+		from := nodeAtLine(e, l)
+		tr.spawn(id, from)
+		e = tr.fail(tr.progress(from, id, 15), id, 15, 5, "undeclared_identifier")
+	}
+	return tr, e
+}
+
+func TestDeclarationStartsAreMeasuredNotTakenFromTheCategory(t *testing.T) {
+	tests := []struct {
+		retries []int
+		want    int
+	}{
+		{[]int{15}, 3}, // the start of f, not the previous statement (line 14)
+		{[]int{15, 3}, 2},
+		{[]int{15, 3, 2}, 1},
+	}
+	for _, tc := range tests {
+		tr, e := inBody(tc.retries)
+		if got := one(t, mustPolicy(t, "local-first").OnNode(e, tr.state(e, 100))); got != tc.want {
+			t.Errorf("local-first after failures from %v: line %d, want %d", tc.retries, got, tc.want)
+		}
+	}
+	// TokPol weighs the enclosing declaration, f from line 3, not the last statement.
+	tr, e := inBody(nil)
+	p := mustPolicy(t, "tokpol").(*TokPol)
+	st := tr.state(e, 100)
+	b := p.Belief(st, e, st.Candidates(e))
+	want := PriorMass(DefaultPrior(), b.Offsets, e.Off, lineStart(3))
+	for i := range want {
+		if math.Abs(b.Prior[i]-want[i]) > 1e-12 {
+			t.Fatalf("prior %v, want the one scoped to line 3 %v", b.Prior, want)
 		}
 	}
 }

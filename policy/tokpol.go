@@ -35,9 +35,9 @@ func (p *TokPol) Belief(s *engine.State, e *engine.Node, cands []*engine.Node) B
 		offs[i] = c.Off
 	}
 	scope := cands[0].Off
-	for _, c := range cands {
-		if isDeclStart(c) {
-			scope = c.Off
+	for i, d := range declStarts(e, cands) {
+		if d {
+			scope = cands[i].Off
 		}
 	}
 	prior := PriorMass(p.opts.Prior, offs, e.Off, scope)

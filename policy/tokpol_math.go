@@ -20,10 +20,11 @@ type Prior struct {
 	// with a density that falls linearly from d = 0 to nothing at d = 1/2.
 	Decreasing bool
 
-	// Scope weighs the non-local density inside the top-level declaration that encloses the
-	// error (from its start to the error) Scope times as much as outside it: in C and C++ most
-	// names a function uses are declared in that function. The non-local mass stays 1 − Local;
-	// 0 or 1 means no weighting (the paper's shape exactly).
+	// Scope weighs the density inside the top-level declaration that encloses the error (from
+	// its start to the error) Scope times as much as outside it, within each distance class
+	// (near and far): in C and C++ most names a function uses are declared in that function.
+	// The class masses Local, Far and 1 − Local − Far stay what they are; 0 or 1 means no
+	// weighting (the paper's shape exactly).
 	Scope float64
 }
 
@@ -56,26 +57,44 @@ func PriorMass(p Prior, cands []int, e, scope int) []float64 {
 	// Position x ↔ distance d = (e − x)/span. The near part covers x in (e − span/2, e],
 	// the far part x in [g, e − span/2].
 	mid := float64(e) - span/2
-	density := func(lo, hi float64) float64 { // mass of the continuous parts over [lo, hi)
-		far := overlap(lo, hi, float64(g), mid) / (span / 2) * p.Far
+	farPart := func(lo, hi float64) float64 { return overlap(lo, hi, float64(g), mid) / (span / 2) * p.Far }
+	nearPart := func(lo, hi float64) float64 {
 		if !p.Decreasing {
-			return far + overlap(lo, hi, mid, float64(e))/(span/2)*p.near()
+			return overlap(lo, hi, mid, float64(e)) / (span / 2) * p.near()
 		}
 		// Near part in terms of d: the stretch [lo, hi) is d in (dHi, dLo]; the cumulative
 		// mass of the density 8(1/2 − d) on [0, d] is 4d − 4d².
 		cum := func(d float64) float64 { d = math.Min(math.Max(d, 0), 0.5); return 4*d - 4*d*d }
 		dLo, dHi := (float64(e)-lo)/span, (float64(e)-hi)/span
-		return far + p.near()*(cum(dLo)-cum(dHi))
+		return p.near() * (cum(dLo) - cum(dHi))
 	}
+	far, nearM := make([]float64, m), make([]float64, m)
 	for i := 0; i < m; i++ {
 		hi := float64(e)
 		if i+1 < m {
 			hi = float64(cands[i+1])
 		}
-		mass[i] = density(float64(cands[i]), hi)
-		if p.Scope > 1 && cands[i] >= scope {
-			mass[i] *= p.Scope
+		far[i], nearM[i] = farPart(float64(cands[i]), hi), nearPart(float64(cands[i]), hi)
+	}
+	// Scope weighting reshapes the mass within each distance class and keeps the class masses
+	// (the paper's figures): far stays Far, near stays 1 − Local − Far.
+	if p.Scope > 1 {
+		for _, part := range [][]float64{far, nearM} {
+			before := sum(part)
+			for i := range part {
+				if cands[i] >= scope {
+					part[i] *= p.Scope
+				}
+			}
+			if after := sum(part); after > 0 {
+				for i := range part {
+					part[i] *= before / after
+				}
+			}
 		}
+	}
+	for i := range mass {
+		mass[i] = far[i] + nearM[i]
 	}
 	if s := sum(mass); s > 0 {
 		for i := range mass {

@@ -47,10 +47,16 @@ func TestPriorMassSpreadsThePapersShape(t *testing.T) {
 			want: []float64{1},
 		},
 		{
-			// Scope 3 from 50 on: continuous masses 0.35, 3·0.21, 3·0.14 = 0.35, 0.63, 0.42 (sum 1.4),
-			// scaled to 0.7: 0.175, 0.315, 0.21; then local 0.3 on the last.
-			name: "scope weighting", prior: Prior{Local: 0.3, Far: 0.35, Scope: 3}, cands: []int{0, 50, 80}, e: 100, scope: 50,
-			want: []float64{0.175, 0.315, 0.21 + 0.3},
+			// Scope 3 from 50 on covers the whole near half: the near mass is reshaped only
+			// within itself (evenly, so not at all) and the far mass keeps its 0.35.
+			name: "scope covering a class", prior: Prior{Local: 0.3, Far: 0.35, Scope: 3}, cands: []int{0, 50, 80}, e: 100, scope: 50,
+			want: []float64{0.35, 0.35 * 30 / 50, 0.35*20/50 + 0.3},
+		},
+		{
+			// Scope 3 from 80 on: near parts 0.21 (outside) and 3·0.14 (inside), sum 0.63, scaled
+			// to 0.35: 0.35·0.21/0.63, 0.35·0.42/0.63; far untouched.
+			name: "scope weighting", prior: Prior{Local: 0.3, Far: 0.35, Scope: 3}, cands: []int{0, 50, 80}, e: 100, scope: 80,
+			want: []float64{0.35, 0.35 * 0.21 / 0.63, 0.35*0.42/0.63 + 0.3},
 		},
 		{
 			name: "error at the start", prior: DefaultPrior(), cands: []int{10}, e: 10,
@@ -64,6 +70,33 @@ func TestPriorMassSpreadsThePapersShape(t *testing.T) {
 				t.Errorf("PriorMass = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestScopeWeightingKeepsThePapersClassMasses(t *testing.T) {
+	// Candidates every 10 bytes from 0 to 190, error at 200: half-way at 100, so buckets 0..9
+	// are the far half and 10..19 the near half. Whatever the enclosing declaration, the far
+	// half keeps Far and the near half 1 − Local − Far (plus Local on the last bucket).
+	var cands []int
+	for c := 0; c < 200; c += 10 {
+		cands = append(cands, c)
+	}
+	for _, scope := range []int{0, 50, 100, 150, 190} {
+		for _, p := range []Prior{DefaultPrior(), {Local: 0.2, Far: 0.4, Scope: 4}} {
+			w := PriorMass(p, cands, 200, scope)
+			if far := sum(w[:10]); math.Abs(far-p.Far) > 1e-9 {
+				t.Errorf("prior %+v, scope %d: far mass %.4f, want %.4f", p, scope, far, p.Far)
+			}
+			if nearM := sum(w[10:19]) + w[19] - p.Local; math.Abs(nearM-p.near()) > 1e-9 {
+				t.Errorf("prior %+v, scope %d: near mass %.4f, want %.4f", p, scope, nearM, p.near())
+			}
+			flat := p
+			flat.Scope = 1
+			w1 := PriorMass(flat, cands, 200, scope)
+			if scope == 150 && w[15]/w[14] < 1.5*w1[15]/w1[14] {
+				t.Errorf("prior %+v, scope %d: no extra weight inside the declaration: %v", p, scope, w)
+			}
+		}
 	}
 }
 

@@ -37,6 +37,21 @@ func newTree(lines int, declAfter ...int) *tree {
 	return t
 }
 
+// newTreeOf is newTree over the given source lines (each at most 19 bytes, padded to 20 with
+// spaces) instead of the filler lines.
+func newTreeOf(src []string, declAfter ...int) *tree {
+	t := newTree(len(src), declAfter...)
+	var b strings.Builder
+	for _, l := range src {
+		if len(l) >= lineLen {
+			panic(fmt.Sprintf("line %q is longer than %d bytes", l, lineLen-1))
+		}
+		fmt.Fprintf(&b, "%-*s\n", lineLen-1, l)
+	}
+	t.text = b.String()
+	return t
+}
+
 func lineStart(line int) int { return (line - 1) * lineLen }
 
 func (t *tree) add(parent *engine.Node, n *engine.Node) *engine.Node {
