@@ -224,7 +224,7 @@ func (s *search) produce(r *rollout, q *queue) {
 // stop sequence, the construct closed, or the length limit).
 func (s *search) stream(r *rollout, q *queue) error {
 	base := r.start.Text
-	ch := chunk.New(s.chunkOpts)
+	ch := chunk.NewAfter(s.chunkOpts, base)
 	every := s.req.CheckpointLines
 	if every == 0 {
 		every = DefaultCheckpointLines

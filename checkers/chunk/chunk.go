@@ -73,6 +73,16 @@ func New(opts Options) *Chunker {
 	return &Chunker{lx: lexer{opts: opts}, inPreamble: true}
 }
 
+// NewAfter returns a Chunker for text that continues prefix, which must end where the lexer
+// state is clean (as every chunk boundary does). Its brace depth starts at prefix's, so the
+// boundary categories of text that starts inside a block (a rollout resumed in a function body)
+// say stmt, not decl.
+func NewAfter(opts Options, prefix string) *Chunker {
+	c := New(opts)
+	c.lx.depth = BraceDepth(prefix, opts)
+	return c
+}
+
 // Depth returns the brace depth ('{' minus '}') outside comments, literals and preprocessor
 // directives over the complete lines written so far. It may be negative when the stream
 // starts inside a block.

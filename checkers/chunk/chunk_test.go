@@ -253,3 +253,31 @@ func TestOptionsForFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestNewAfterStartsAtThePrefixDepth(t *testing.T) {
+	prefix := "int f(int x) {\n  if (x) {\n"
+	body := "    x++;\n  }\n  return x;\n}\n"
+	var cats []string
+	c := NewAfter(Options{}, prefix)
+	for _, ch := range append(c.Write(body), c.Flush()...) {
+		cats = append(cats, ch.Cat)
+	}
+	// Fed after the prefix, the statements inside the function are statements and only the
+	// function's closing brace ends a declaration — as Split sees them in the whole text.
+	want := []string{checkers.BoundaryStmt, checkers.BoundaryStmt, checkers.BoundaryStmt, checkers.BoundaryDecl}
+	if strings.Join(cats, ",") != strings.Join(want, ",") {
+		t.Errorf("categories after the prefix = %v, want %v", cats, want)
+	}
+	var whole []string
+	for _, ch := range Split(prefix+body, Options{}) {
+		if ch.Off >= len(prefix) {
+			whole = append(whole, ch.Cat)
+		}
+	}
+	if strings.Join(whole, ",") != strings.Join(cats, ",") {
+		t.Errorf("Split of the whole text says %v for the same lines, NewAfter %v", whole, cats)
+	}
+	if c.Depth() != 0 {
+		t.Errorf("depth at the end = %d, want 0", c.Depth())
+	}
+}

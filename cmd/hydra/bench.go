@@ -59,7 +59,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 		source      = fs.String("source", "", "only tasks of this source: humaneval-x or thealgorithms")
 		parallel    = fs.Int("parallel", 1, "tasks run at once (latencies are cleanest with 1)")
 		maxAttempts = fs.Int("max-attempts", 8, "attempts per search")
-		maxTokens   = fs.Int("max-tokens", 2048, "output tokens per completion request")
+		maxTokens   = fs.Int("max-tokens", 8192, "output tokens per completion request (the longest corpus program is about 8,000 tokens)")
 	)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: hydra bench [--tasks N] [--seed S] [--policies a,b,...] [--json] [--model-url URL]

@@ -479,6 +479,11 @@ func (s *Server) findTask(prompt string) (Task, string, bool) {
 	return t, prompt[at+len(t.Prompt):], true
 }
 
+// feedbackComment starts the feedback comment the engine ends a spawn's prompt with
+// ("// " + engine.FeedbackMarker; package engine's tests import this package, so it cannot
+// import engine).
+const feedbackComment = "// hydra-feedback:"
+
 // decision is what one request streams.
 type decision struct {
 	task    Task
@@ -510,19 +515,22 @@ func (s *Server) decide(ctx context.Context, prompt string) (decision, error) {
 		}
 		return f.Text[g:]
 	}
-	// The accepted prefix is the longest prefix of the generated part that some version of the
-	// text has; what follows it (if anything) is feedback.
+	// The accepted prefix is the longest prefix of the code before the feedback comment that
+	// some version of the text has; what follows it (if anything) is feedback. The comment is
+	// cut off first: when the intended text goes on with a comment of its own, "/" would
+	// otherwise match the feedback's first bytes.
+	code := gen
+	if i := strings.Index(gen, feedbackComment); i >= 0 {
+		code = strings.TrimSuffix(gen[:i], " ") // the engine puts a space before it on a line's end
+	}
 	var best *Fault
 	n := -1
 	for _, v := range versions {
-		if k := commonPrefix(gen, textOf(v)); k > n {
+		if k := commonPrefix(code, textOf(v)); k > n {
 			best, n = v, k
 		}
 	}
 	rest := gen[n:]
-	if rest != "" && n > 0 && gen[n-1] == ' ' && strings.HasPrefix(rest, "//") {
-		n-- // the space the engine puts before a feedback comment on a line's end
-	}
 	accepted := g + n
 	ph := hashString(prompt)
 

@@ -601,3 +601,34 @@ func TestLineByLineRequestsMeetThePlannedFault(t *testing.T) {
 		t.Errorf("outcomes %v: want first attempts up to the root, the fault persisting after it, no retry", out)
 	}
 }
+
+func TestRetryBeforeACommentLineContinuesTheComment(t *testing.T) {
+	var task sim.Task
+	cut := -1
+	for _, tk := range loadTasks(t) {
+		if i := strings.Index(tk.Solution, "\n/"); i > 0 {
+			task, cut = tk, i+1
+			break
+		}
+	}
+	if cut < 0 {
+		t.Fatal("no task whose solution has a line starting with '/'")
+	}
+	o := options([]sim.Task{task})
+	o.ErrorRate = 0
+	_, c := newServer(t, o)
+	// The accepted prefix ends just before a comment line of the solution; the feedback comment
+	// that follows it must not be mistaken for the start of that line.
+	prompt := task.Prompt + task.Solution[:cut] + "// hydra-feedback: line 3: something\n"
+	text, _, _ := complete(t, c, prompt, model.Params{})
+	if text != task.Solution[cut:] {
+		t.Errorf("retry before a comment line continued with %q…, want %q…", head(text), head(task.Solution[cut:]))
+	}
+}
+
+func head(s string) string {
+	if len(s) > 40 {
+		return s[:40]
+	}
+	return s
+}
