@@ -73,11 +73,8 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "HYDRA_MODEL_URL, HYDRA_MODEL and HYDRA_API_KEY are read when the flags are absent.\n\nflags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	file, clangFlags, err := splitFileAndFlags(fs.Args())
 	if err != nil {

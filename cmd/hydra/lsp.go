@@ -39,11 +39,8 @@ environment variables HYDRA_MODEL_URL, HYDRA_MODEL and HYDRA_API_KEY.
 	}
 	fs.Bool("stdio", true, "talk LSP on stdin/stdout (the only transport; accepted for editors that pass it)")
 	logPath := fs.String("log", "", "append the server's log to this file instead of stderr")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	logw := os.Stderr
 	if *logPath != "" {

@@ -4,6 +4,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"sort"
@@ -47,4 +49,17 @@ func usage() {
 		fmt.Fprintf(os.Stderr, "  %-11s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(os.Stderr, "\nRun 'hydra COMMAND -h' for a command's flags.")
+}
+
+// parseFlags parses a subcommand's flags. When ok is false the command ends at once with status
+// code: 0 after -h (the usage was printed), 2 after a bad flag (the flag package printed the error
+// and the usage).
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	return 0, true
 }

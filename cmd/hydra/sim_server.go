@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -44,11 +43,8 @@ engine/model/modeltest); without, runs the simulated model of package engine/sim
 	addr := fs.String("addr", "127.0.0.1:0", "address to listen on (port 0 picks a free one)")
 	script := fs.String("script", "", "answer from the scripted rules in this JSON file instead of the simulator")
 	sim := addSimFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "hydra sim-server: unexpected arguments %q\n", fs.Args())
