@@ -130,12 +130,9 @@ func (s *Session) Submit(text string, opts checkers.SubmitOptions) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	s.mu.Lock()
-	if err := s.usableLocked("submit to"); err != nil {
+	if err := s.startInputLocked("submit to"); err != nil {
 		s.mu.Unlock()
 		return err
-	}
-	if !s.waitingLocked() {
-		s.since = time.Now()
 	}
 	s.text = append(s.text, text...)
 	end := len(s.text)
@@ -161,17 +158,27 @@ func (s *Session) Submit(text string, opts checkers.SubmitOptions) error {
 	return nil
 }
 
+// startInputLocked checks that the session can take more input (what names the operation in
+// the error) and, when no answer was due yet, starts the silence timer that Options.Timeout
+// bounds. s.mu must be held.
+func (s *Session) startInputLocked(what string) error {
+	if err := s.usableLocked(what); err != nil {
+		return err
+	}
+	if !s.waitingLocked() {
+		s.since = time.Now()
+	}
+	return nil
+}
+
 // EOS marks the end of input; the session then finishes the translation unit and sends done.
 func (s *Session) EOS() error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	s.mu.Lock()
-	if err := s.usableLocked("end input of"); err != nil {
+	if err := s.startInputLocked("end input of"); err != nil {
 		s.mu.Unlock()
 		return err
-	}
-	if !s.waitingLocked() {
-		s.since = time.Now()
 	}
 	s.eos = true
 	s.mu.Unlock()
