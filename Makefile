@@ -44,6 +44,8 @@ test-deps:
 lint:
 	@echo "== gofmt / go vet / staticcheck"
 	@test -z "$$(gofmt -l $$(git ls-files '*.go') | tee /dev/stderr)" || { echo "gofmt: files above need formatting"; exit 1; }
+	@echo "== go mod tidy -diff"
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 

@@ -1,3 +1,0 @@
-int a;
-/* never closed
-int b;
