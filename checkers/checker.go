@@ -1,4 +1,4 @@
-// Package checkers defines the checker protocol of Hydra (DESIGN.md §4, the paper's Tab. 2) as the
+// Package checkers defines the checker protocol of Hydra (the paper's Tab. 2; checkers/clang/README.md) as the
 // engine sees it: sessions that take generated text chunk by chunk and report, asynchronously,
 // how far the text is accepted, where it is rejected, and which dormant checkpoints of their own
 // state exist. Implementations live in sub-packages; checkers/clang is the Clang one. Chunking

@@ -1,4 +1,4 @@
-// Package engine is Hydra's runtime (DESIGN.md §2, §5): one Search binds streamed generations
+// Package engine is Hydra's runtime (docs/ARCHITECTURE.md, docs/engine.md): one Search binds streamed generations
 // (rollouts) to checker sessions, builds the search tree from checker events, asks a Policy what
 // to do on every new node, and carries out spawn / kill / prune with rollback on both the model's
 // side (prompt = prefix up to the rollback point) and the checker's side (resume the nearest

@@ -11,7 +11,7 @@ import "strings"
 func DefaultPolicy() Policy { return defaultPolicy{} }
 
 // SameErrorLines is how many lines apart two errors of the same category may be and still
-// count as the same failure (DESIGN.md §6: "within a threshold of the old offset").
+// count as the same failure (docs/POLICIES.md: "within a threshold of the old offset").
 const SameErrorLines = 2
 
 type defaultPolicy struct{}

@@ -14,7 +14,7 @@ import (
 // after it, retained for the caller, who must Release it. While the caller holds it, every
 // Search with the same checker, flags and filename whose text starts with that preamble resumes
 // it (through Checker.Nearest) instead of parsing the headers again — the warm start that
-// makes a `#include <bits/stdc++.h>` cost milliseconds instead of a second (DESIGN.md §4).
+// makes a `#include <bits/stdc++.h>` cost milliseconds instead of a second (checkers/clang/README.md).
 // It returns nil and no error when text has no preamble.
 func Prewarm(ctx context.Context, ck checkers.Checker, opts checkers.SessionOptions, text string) (checkers.Checkpoint, error) {
 	copts := chunk.OptionsForFlags(opts.Flags, opts.Filename)

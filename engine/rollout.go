@@ -22,7 +22,7 @@ const DefaultCheckpointLines = 8
 // errTokenBudget ends a stream when the search's output-token budget is spent.
 var errTokenBudget = errors.New("output token budget spent")
 
-// rollout binds one streamed generation to one checker session (DESIGN.md §2). Three
+// rollout binds one streamed generation to one checker session (docs/ARCHITECTURE.md). Three
 // goroutines serve it: produce reads the model's stream, cuts it into chunks and queues them;
 // submit starts (or resumes) the checker session and feeds it the queue; read forwards the
 // session's events to the search's manager. Only the manager changes the tree.

@@ -15,7 +15,7 @@ import (
 	"github.com/hydra-lsp/hydra/engine/model"
 )
 
-// Search runs one generation request to its end (DESIGN.md §5): it streams rollouts from gen,
+// Search runs one generation request to its end (docs/engine.md): it streams rollouts from gen,
 // checks them with ck as they stream, builds the search tree from the checker's events, asks
 // the request's policy what to do on every new node and carries out its spawns, kills and
 // prunes, until the checker accepts a rollout or a budget runs out.

@@ -6,7 +6,7 @@ import (
 	"github.com/hydra-lsp/hydra/checkers"
 )
 
-// tree is the search tree of one search (DESIGN.md §5). It is owned by the search's manager
+// tree is the search tree of one search (docs/engine.md). It is owned by the search's manager
 // goroutine: nothing in it is locked.
 //
 // The root stands for the starting prefix. Every progress, error, done and fail event of a
@@ -192,7 +192,7 @@ func anchorFor(head *Node, off int) *Node {
 // hangError hangs the error (or fail) node e, made by the rollout whose newest node is head,
 // at e's offset: below the deepest live node on head's path whose offset does not pass e.Off.
 // Nodes of that path after the anchor are invalidated — the error shows that the progress
-// they recorded was provisional (DESIGN.md §4, lookahead) — and pruned, except those that
+// they recorded was provisional (checkers/clang/README.md, lookahead) — and pruned, except those that
 // keep reports as still needed (they lie on another live rollout's path). It returns the
 // anchor, or nil when there is none (the error lies before the root).
 func (t *tree) hangError(head, e *Node, keep func(*Node) bool) *Node {

@@ -1,4 +1,4 @@
-// Package policy holds Hydra's repair policies (DESIGN.md §6, docs/POLICIES.md): implementations
+// Package policy holds Hydra's repair policies (docs/POLICIES.md): implementations
 // of engine.Policy that decide, when the checker rejects a rollout, from which accepted prefix to
 // generate again. Call ByName to get one by the name the CLI and the language server use, and
 // Names for the list.

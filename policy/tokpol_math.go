@@ -145,7 +145,7 @@ func Posterior(prior []float64, cands []int, failedFrom []int, q float64) []floa
 // F(j, k) is the chance that the repair from cj fails: it works only if r ≥ cj, which given
 // r < c(k+1) has probability 1 − S(j−1)/S(k), and then with probability q. For q = 1,
 // F(j, k) = S(j−1)/S(k) = P(r < cj | r < c(k+1)), C(0) is never used (F(1, k) = 0) and this is
-// the recursion of DESIGN.md §6 exactly. For q < 1 the search is assumed to continue below cj
+// the recursion of docs/POLICIES.md exactly. For q < 1 the search is assumed to continue below cj
 // after a failure, and C(0), what is left after a failure from the root, is the cost of
 // retrying from the root until it works (so the root alone costs t(1)/q, as it should); TokPol
 // re-plans with the Bayes-updated belief after every failure anyway. Plan returns the 0-based

@@ -1,5 +1,5 @@
 // Package chunk cuts streamed C/C++ text into chunks that a checker session can take: one or
-// more complete lines, ending only where the lexer state is clean (DESIGN.md §4). A chunk never
+// more complete lines, ending only where the lexer state is clean (checkers/clang/README.md). A chunk never
 // ends inside a block comment, a raw string, a string or character literal continued by a
 // backslash, a backslash continuation, an open #if/#ifdef/#ifndef … #endif, nor right after an
 // identifier that the next line might call as a function-like macro (clang does not look past

@@ -54,7 +54,7 @@ func verdictOf(t *testing.T, ch checkers.Checker, flags []string, name string, p
 // TestUncleanCutsBreakTheRealChecker proves each rule of the chunker against the real Clang
 // checker: submitting the text cut at every line end (ignoring the rule) makes the checker
 // disagree with whole-file clang, while the chunker's cuts agree with it. The last cases are
-// the traps of DESIGN.md §4 that reach the checker through chunks.
+// the traps of checkers/clang/README.md that reach the checker through chunks.
 func TestUncleanCutsBreakTheRealChecker(t *testing.T) {
 	tests := []struct {
 		name string

@@ -16,7 +16,7 @@ import (
 	"github.com/hydra-lsp/hydra/checkers/chunk"
 )
 
-// Benchmarks of the checker's own costs (DESIGN.md §4 lists the prototype's figures). They
+// Benchmarks of the checker's own costs (docs/checker-benchmark.md has the figures). They
 // report medians and tails with ReportMetric; run them with
 //
 //	go test -run '^$' -bench . -benchtime 200x ./checkers/clang/

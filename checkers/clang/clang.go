@@ -1,6 +1,6 @@
 // Package clang is Hydra's Clang checker: a Go driver for hydra-clang-shim (shim/shim.cpp), a
 // stock Clang 19 front end that checks C/C++ text chunk by chunk and forks dormant checkpoints of
-// itself (DESIGN.md §4). Call New to get a *Checker, which implements checkers.Checker.
+// itself (checkers/clang/README.md). Call New to get a *Checker, which implements checkers.Checker.
 //
 // Every shim process a Checker starts (active sessions, dormant checkpoints and the sessions
 // resumed from them) holds the read end of the Checker's lifeline pipe and exits when the

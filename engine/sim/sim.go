@@ -1,7 +1,7 @@
 // Package sim is Hydra's SIMULATED MODEL: a stand-in for a language model, served over the same
 // OpenAI-compatible API as a real inference server (/v1/completions streamed with server-sent
 // events, /v1/models), so that benchmarks can drive the real engine and the real Clang checker
-// without model weights (DESIGN.md §7). It is never a real model: it names itself
+// without model weights (docs/simulated-model.md). It is never a real model: it names itself
 // "hydra-simulated-model" in every response and states its assumptions (Assumptions) for every
 // report.
 //

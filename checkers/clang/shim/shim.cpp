@@ -1,4 +1,4 @@
-// hydra-clang-shim: an incremental, checkpointable Clang checker session (DESIGN.md §4).
+// hydra-clang-shim: an incremental, checkpointable Clang checker session (checkers/clang/README.md).
 //
 // One process runs one ordinary Clang front end (-fsyntax-only) over a main file whose only
 // content is `#pragma hydra_next`. The text to check arrives in chunks on a channel (a UNIX
