@@ -70,7 +70,8 @@ func DefaultBudget() Budget {
 // Update is a step of a running search, for progress displays and streaming edits.
 type Update struct {
 	// Kind: "attempt" (a rollout started), "accepted" (Accepted grew), "rollback" (Accepted
-	// shrank to the rollback point), "error" (the checker rejected; Error set), "done".
+	// shrank to the rollback point), "error" (the checker rejected; Error set), "note" (Message
+	// is something the summary should say, also in Result.Notes), "done".
 	Kind    string
 	Attempt int
 	// Accepted is the generated text (without Prefix) accepted so far on the rollout shown.
@@ -92,17 +93,24 @@ type Result struct {
 	Diagnostics []checkers.Event
 	Stats       Stats
 	Trace       *Trace
+	// Notes are what a summary should say besides Reason, each once: the prompt was cut to fit
+	// the model's context, an attempt stopped at the model's length limit, the server sent no
+	// log-probabilities for a policy that needs them, token counts are estimates.
+	Notes []string
 }
 
 // Stats are what a search cost.
 type Stats struct {
-	OutputTokens       int           `json:"output_tokens"`
-	PromptTokens       int           `json:"prompt_tokens"`
-	CachedPromptTokens int           `json:"cached_prompt_tokens"`
-	Attempts           int           `json:"attempts"`
-	Rollbacks          int           `json:"rollbacks"`
-	RollbackLines      []int         `json:"rollback_lines"` // distance of each rollback, in lines back from the error
-	Wall               time.Duration `json:"wall_ns"`
+	OutputTokens       int `json:"output_tokens"`
+	PromptTokens       int `json:"prompt_tokens"`
+	CachedPromptTokens int `json:"cached_prompt_tokens"`
+	// PromptTokensEstimated is the part of PromptTokens counted by Hydra, not reported by the
+	// server (rollouts killed before the server's usage report).
+	PromptTokensEstimated int           `json:"prompt_tokens_estimated"`
+	Attempts              int           `json:"attempts"`
+	Rollbacks             int           `json:"rollbacks"`
+	RollbackLines         []int         `json:"rollback_lines"` // distance of each rollback, in lines back from the error
+	Wall                  time.Duration `json:"wall_ns"`
 	// ModelWaitOnChecker is the time token streaming waited for the checker (~0 when async).
 	ModelWaitOnChecker time.Duration `json:"model_wait_on_checker_ns"`
 	// TimeToFirstCheck is from the start of the search to the first progress event.
@@ -137,7 +145,9 @@ type TraceRollout struct {
 	Start    int    `json:"start"` // node id
 	Feedback string `json:"feedback,omitempty"`
 	Tokens   int    `json:"tokens"`
-	Outcome  string `json:"outcome"` // "accepted", "error", "killed", "stream_cut", "budget", …
+	Outcome  string `json:"outcome"` // "accepted", "error", "killed", "stream_cut", "budget", "length", …
+	// FinishReason is the model server's finish_reason ("stop", "length"), when it sent one.
+	FinishReason string `json:"finish_reason,omitempty"`
 }
 
 // NodeKind says what a node stands for.
@@ -191,6 +201,14 @@ const (
 // Moder is implemented by policies that need a Mode other than Async.
 type Moder interface{ Mode() Mode }
 
+// LogprobsWanter is implemented by policies that read token log-probabilities. The search asks
+// the model for the top Top alternatives per token (unless Request.Params sets Logprobs), and
+// when the server sends none it says once, in Result.Notes and a "note" Update, that the policy
+// works without them: Fallback describes how (e.g. "local-first rollback").
+type LogprobsWanter interface {
+	WantsLogprobs() (top int, fallback string)
+}
+
 // Action is what a policy asks for: Spawn, Kill or Prune.
 type Action interface{ isAction() }
 
@@ -231,4 +249,7 @@ type TokenInfo struct {
 	Text    string
 	Logprob float64
 	Entropy float64 // over the reported top alternatives, in nats
+	// HasLogprob tells whether the server reported Logprob; without it Logprob and Entropy are
+	// 0 and mean nothing (not certainty).
+	HasLogprob bool
 }

@@ -22,6 +22,11 @@ const DefaultCheckpointLines = 8
 // errTokenBudget ends a stream when the search's output-token budget is spent.
 var errTokenBudget = errors.New("output token budget spent")
 
+// errLengthCut ends a stream the model server stopped at its length limit (finish_reason
+// "length": max_tokens, or a full context): the text is cut, not complete, so it is not
+// checked as a whole program.
+var errLengthCut = errors.New("the model stopped at its length limit")
+
 // rollout binds one streamed generation to one checker session (docs/ARCHITECTURE.md). Three
 // goroutines serve it: produce reads the model's stream, cuts it into chunks and queues them;
 // submit starts (or resumes) the checker session and feeds it the queue; read forwards the
@@ -51,15 +56,18 @@ type rollout struct {
 	sessID  int64
 
 	// mu guards the fields below, shared by the goroutines and the manager.
-	mu      sync.Mutex
-	text    strings.Builder // the checked text: start node's text + generated text (+ suffix)
-	genEnd  int             // end of the generated text; -1 while streaming
-	tokens  []TokenInfo
-	pieces  int // streamed pieces (tokens as the server sent them)
-	usage   model.Usage
-	checked int  // the furthest offset the checker has reported on (for Lockstep)
-	stopped bool // the checker reported an error, done or crash
-	notify  chan struct{}
+	mu     sync.Mutex
+	text   strings.Builder // the checked text: start node's text + generated text (+ suffix)
+	genEnd int             // end of the generated text; -1 while streaming
+	tokens []TokenInfo
+	pieces int // streamed pieces (tokens as the server sent them)
+	usage  model.Usage
+	finish string // the server's finish_reason
+	// logprobs counts streamed pieces that carried a log-probability.
+	logprobs int
+	checked  int  // the furthest offset the checker has reported on (for Lockstep)
+	stopped  bool // the checker reported an error, done or crash
+	notify   chan struct{}
 }
 
 // textUpTo returns the checked text up to off (clamped to what exists).
@@ -191,6 +199,7 @@ type message struct {
 	kind msgKind
 	ev   checkers.Event
 	err  error
+	note string // msgNote
 }
 
 type msgKind int
@@ -200,6 +209,7 @@ const (
 	msgStreamEnd                 // the model stream ended (err nil: normally)
 	msgCheckerErr                // the checker session could not be started
 	msgSession                   // the session exists (ev.ID = its id); resumed tells whether from a checkpoint
+	msgNote                      // something the summary should say (note)
 )
 
 // send delivers m to the manager unless the search is over. It reports whether it did.
@@ -265,12 +275,13 @@ func (s *search) stream(r *rollout, q *queue) error {
 	}
 	cut := newCutter(s, base)
 
-	stream, err := s.gen.Complete(r.ctx, model.Request{Model: s.req.Model, Prompt: r.prompt, Params: r.params})
+	stream, err := s.gen.Complete(r.ctx, model.Request{Model: s.req.Model, Prompt: r.prompt, Suffix: s.req.Suffix, Params: r.params})
 	if err != nil {
 		return err
 	}
 	defer stream.Close()
 	var streamErr error
+	stopped := false // ended structurally (stop sequence, construct closed)
 	for {
 		tok, err := stream.Next(r.ctx)
 		if err == io.EOF {
@@ -284,8 +295,12 @@ func (s *search) stream(r *rollout, q *queue) error {
 		piece, stop := cut.feed(tok.Text)
 		r.mu.Lock()
 		r.text.WriteString(piece)
-		r.tokens = append(r.tokens, TokenInfo{Off: off, Text: tok.Text, Logprob: tok.Logprob, Entropy: entropy(tok.TopLogprobs)})
+		r.tokens = append(r.tokens, TokenInfo{Off: off, Text: tok.Text, Logprob: tok.Logprob,
+			Entropy: entropy(tok.TopLogprobs), HasLogprob: tok.HasLogprob})
 		r.pieces++
+		if tok.HasLogprob {
+			r.logprobs++
+		}
 		r.mu.Unlock()
 		spent := s.tokens.Add(1)
 		if end := emit(ch.Write(piece)); end > 0 && s.mode == Lockstep {
@@ -294,6 +309,7 @@ func (s *search) stream(r *rollout, q *queue) error {
 			s.modelWait.Add(int64(time.Since(t0)))
 		}
 		if stop {
+			stopped = true
 			break
 		}
 		if s.budget.MaxTokens > 0 && spent >= int64(s.budget.MaxTokens) {
@@ -304,6 +320,15 @@ func (s *search) stream(r *rollout, q *queue) error {
 	// Stop billing at once: a structural stop or a kill closes the stream before the rest.
 	stream.Close()
 	usage := stream.Usage()
+	finish := stream.FinishReason()
+	if n, ok := stream.(model.Noter); ok {
+		for _, note := range n.Notes() {
+			s.send(message{r: r, kind: msgNote, note: note})
+		}
+	}
+	if streamErr == nil && !stopped && finish == "length" {
+		streamErr = errLengthCut
+	}
 	rest := ""
 	if streamErr == nil {
 		rest = cut.flush()
@@ -311,6 +336,7 @@ func (s *search) stream(r *rollout, q *queue) error {
 	r.mu.Lock()
 	r.text.WriteString(rest)
 	r.usage = usage
+	r.finish = finish
 	text := r.text.String()
 	r.genEnd = len(text)
 	r.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -98,6 +99,8 @@ type search struct {
 	// clampedDiag holds the diagnostics of errors reported inside the prefix after it was
 	// accepted.
 	clampedDiag map[string]bool
+	// notes are Result.Notes, each once.
+	notes []string
 }
 
 func newSearch(ck checkers.Checker, gen model.Generator, req Request) *search {
@@ -236,6 +239,9 @@ func (s *search) spawn(a Spawn) bool {
 		params.MaxTokens = DefaultRolloutTokens
 	}
 	params.MaxTokens = min(params.MaxTokens, left)
+	if w, ok := s.policy.(LogprobsWanter); ok && params.Logprobs == 0 {
+		params.Logprobs, _ = w.WantsLogprobs()
+	}
 	r := &rollout{id: len(s.rollouts), start: from, head: from, feedback: a.Feedback, params: params,
 		live: true, pending: map[int]checkers.Checkpoint{}, genEnd: -1, notify: make(chan struct{}, 1)}
 	r.wantStartCkpt = from.Checkpoint == nil
@@ -327,7 +333,10 @@ func (s *search) handle(m message) {
 		if r.live {
 			s.end("checker_error", fmt.Errorf("start checker session: %w", m.err))
 		}
+	case msgNote:
+		s.note(m.note)
 	case msgStreamEnd:
+		s.logprobsNote(r)
 		s.streamEnded(r, m.err)
 	case msgEvent:
 		s.event(r, m.ev)
@@ -356,6 +365,14 @@ func (s *search) streamEnded(r *rollout, err error) {
 	case errors.Is(err, errTokenBudget):
 		s.stopRollout(r, "budget")
 		s.end("max_tokens", nil)
+	case errors.Is(err, errLengthCut):
+		s.note(fmt.Sprintf("attempt %d stopped at the model's length limit (finish_reason \"length\", max_tokens %d): its text is cut, not complete",
+			r.id+1, r.params.MaxTokens))
+		if s.mode == Unchecked {
+			s.streamEnded(r, nil)
+			return
+		}
+		s.fail(r, "length", errLengthCut.Error())
 	case errors.Is(err, model.ErrUnavailable):
 		s.stopRollout(r, "model_unavailable")
 		s.end("model_unavailable", fmt.Errorf("attempt %d: %w", r.id+1, err))
@@ -372,6 +389,33 @@ func (s *search) streamEnded(r *rollout, err error) {
 		}
 		s.fail(r, outcome, err.Error())
 	}
+}
+
+// note records something the summary should say (once) and reports it as a "note" update.
+func (s *search) note(text string) {
+	if text == "" || slices.Contains(s.notes, text) {
+		return
+	}
+	s.notes = append(s.notes, text)
+	s.update(Update{Kind: "note", Attempt: len(s.rollouts), Message: text})
+}
+
+// logprobsNote says once that the server sent no log-probabilities although the request (or
+// the policy) asked for them, and how the policy does without.
+func (s *search) logprobsNote(r *rollout) {
+	r.mu.Lock()
+	pieces, withLP := r.pieces, r.logprobs
+	r.mu.Unlock()
+	if r.params.Logprobs <= 0 || pieces == 0 || withLP > 0 {
+		return
+	}
+	how := "it works without them"
+	if w, ok := s.policy.(LogprobsWanter); ok {
+		if _, fb := w.WantsLogprobs(); fb != "" {
+			how = "the policy falls back to " + fb
+		}
+	}
+	s.note("the model server sent no log-probabilities (logprobs): " + how)
 }
 
 // fail hangs a fail node (a rollout ended without a checker verdict) below r's head and asks the
@@ -642,14 +686,24 @@ func (s *search) result() *Result {
 		}
 		st.OutputTokens += out
 		st.PromptTokens += r.usage.PromptTokens
+		if r.usage.PromptEstimated {
+			st.PromptTokensEstimated += r.usage.PromptTokens
+		}
 		st.CachedPromptTokens += r.usage.CachedTokens
+		finish := r.finish
 		r.mu.Unlock()
 		outcome := r.outcome
 		if outcome == "" {
 			outcome = "killed"
 		}
-		tr.Rollouts = append(tr.Rollouts, TraceRollout{ID: r.id, Start: r.start.ID, Feedback: r.feedback, Tokens: out, Outcome: outcome})
+		tr.Rollouts = append(tr.Rollouts, TraceRollout{ID: r.id, Start: r.start.ID, Feedback: r.feedback, Tokens: out,
+			Outcome: outcome, FinishReason: finish})
 	}
+	if st.PromptTokensEstimated > 0 {
+		s.notes = append(s.notes, fmt.Sprintf("%d of the %d prompt tokens are estimated (rollouts stopped before the server reported usage)",
+			st.PromptTokensEstimated, st.PromptTokens))
+	}
+	res.Notes = s.notes
 	if st.RollbackLines == nil {
 		st.RollbackLines = []int{}
 	}

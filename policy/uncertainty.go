@@ -97,3 +97,7 @@ func pathTokens(s *engine.State, e *engine.Node) []engine.TokenInfo {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Off < out[j].Off })
 	return out
 }
+
+// WantsLogprobs implements engine.LogprobsWanter: the search asks for the top 5 alternatives
+// per token, and says so when the server sends none (this policy then rolls back local-first).
+func (p *Uncertainty) WantsLogprobs() (top int, fallback string) { return 5, "local-first rollback" }

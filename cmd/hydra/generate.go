@@ -34,6 +34,7 @@ type generateOutput struct {
 	Reason      string           `json:"reason"`
 	Diagnostics []diagnosticJSON `json:"diagnostics,omitempty"`
 	Stats       engine.Stats     `json:"stats"`
+	Notes       []string         `json:"notes,omitempty"`
 	Trace       *engine.Trace    `json:"trace"`
 }
 
@@ -139,7 +140,7 @@ func generate(args []string, stdout, stderr io.Writer) int {
 	if !*quiet {
 		req.OnUpdate = func(u engine.Update) {
 			switch u.Kind {
-			case "attempt", "error", "rollback":
+			case "attempt", "error", "rollback", "note":
 				if u.Message != "" {
 					fmt.Fprintf(stderr, "hydra: %s\n", u.Message)
 				}
@@ -154,7 +155,7 @@ func generate(args []string, stdout, stderr io.Writer) int {
 	}
 	text := string(src) + res.Text
 	if *asJSON {
-		out := generateOutput{Text: text, OK: res.OK, Reason: res.Reason, Stats: res.Stats, Trace: res.Trace}
+		out := generateOutput{Text: text, OK: res.OK, Reason: res.Reason, Stats: res.Stats, Notes: res.Notes, Trace: res.Trace}
 		for _, d := range res.Diagnostics {
 			out.Diagnostics = append(out.Diagnostics, diagnosticJSON{Line: d.Line, Col: d.Col, Cat: d.Cat, Diag: d.Diag})
 		}

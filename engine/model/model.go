@@ -23,6 +23,9 @@ type Params struct {
 type Request struct {
 	Model  string
 	Prompt string
+	// Suffix is the text after the insertion point. A client that knows the model's
+	// fill-in-the-middle format sends it too (see FIM); others ignore it.
+	Suffix string
 	Params Params
 }
 
@@ -33,6 +36,8 @@ type Token struct {
 	Logprob float64
 	// TopLogprobs of the alternatives, when asked for.
 	TopLogprobs map[string]float64
+	// HasLogprob tells whether the server reported Logprob (a missing one is not certainty).
+	HasLogprob bool
 }
 
 // Usage is what the server billed for a request (or, when it reports nothing, what was counted).
@@ -41,6 +46,9 @@ type Usage struct {
 	CompletionTokens int `json:"completion_tokens"`
 	// CachedTokens is the part of the prompt served from the server's prefix cache, when reported.
 	CachedTokens int `json:"cached_tokens"`
+	// PromptEstimated tells that PromptTokens was counted by the client (the stream ended
+	// before the server reported usage), not reported by the server.
+	PromptEstimated bool `json:"prompt_estimated,omitempty"`
 }
 
 // Stream is one streamed completion.
@@ -54,6 +62,13 @@ type Stream interface {
 	Usage() Usage
 	// Close stops the stream at once (closes the HTTP response).
 	Close() error
+}
+
+// Noter is implemented by streams that have something to tell the user about the request as
+// sent: the prompt was cut to fit the model's context, max_tokens was lowered, the server sent
+// no log-probabilities. The search reports each note once.
+type Noter interface {
+	Notes() []string
 }
 
 // Generator starts streamed completions.
