@@ -48,6 +48,9 @@
 (require 'jsonrpc)
 (require 'eglot)
 
+;; eglot 1.16+ (Emacs 30); declared so that binding it below is dynamic on eglot 1.9 too.
+(defvar eglot-confirm-server-edits)
+
 (defgroup hydra nil
   "Hydra LSP: generate C/C++ with a language model and a live Clang checker."
   :group 'tools
@@ -149,12 +152,19 @@ failed.")
   "Apply the server's edits without a prompt while a generation of ours runs.
 Then tell the server about them at once: eglot would wait for an idle moment,
 and the server's next edit builds on this one."
-  (let ((eglot-confirm-server-initiated-edits
-         (if (> hydra--running 0) nil eglot-confirm-server-initiated-edits)))
-    (prog1 (cl-call-next-method)
-      (dolist (buf (hydra--call '(eglot--managed-buffers) server))
-        (when (buffer-live-p buf)
-          (with-current-buffer buf (hydra--flush-changes)))))))
+  ;; eglot 1.16 (Emacs 30) renamed the option to `eglot-confirm-server-edits'
+  ;; and kept the old name as an obsolete alias; eglot 1.9 (Emacs 28) has only
+  ;; the old one.  Binding both works on either.
+  (let ((quiet (> hydra--running 0)))
+    (with-suppressed-warnings ((obsolete eglot-confirm-server-initiated-edits))
+      (let ((eglot-confirm-server-initiated-edits
+             (if quiet nil eglot-confirm-server-initiated-edits))
+            (eglot-confirm-server-edits
+             (if quiet nil (bound-and-true-p eglot-confirm-server-edits))))
+        (prog1 (cl-call-next-method)
+          (dolist (buf (hydra--call '(eglot--managed-buffers) server))
+            (when (buffer-live-p buf)
+              (with-current-buffer buf (hydra--flush-changes)))))))))
 
 (cl-defmethod eglot-handle-request
   ((_server hydra-eglot-server) (_method (eql window/workDoneProgress/create)) &rest _)

@@ -403,7 +403,12 @@ function M.update_settings(settings)
   for _, client in ipairs(all) do
     if client.name == "hydra" then
       local section = { hydra = vim.deepcopy(M.config.settings) }
+      -- Neovim 0.10+ answers workspace/configuration from client.settings; 0.7–0.9 from
+      -- client.config.settings. Set both, so the server's pulls see the new values too.
       client.config.settings = section
+      if client.settings ~= nil then
+        client.settings = section
+      end
       if has_011 then
         client:notify("workspace/didChangeConfiguration", { settings = section })
       else
