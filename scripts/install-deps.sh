@@ -6,7 +6,7 @@
 set -euo pipefail
 
 build_pkgs=(clang-19 libclang-cpp19-dev llvm-19-dev libclang-19-dev libstdc++-12-dev make)
-test_pkgs=(clangd-19 neovim emacs-nox elpa-eglot procps)
+test_pkgs=(clangd-19 neovim emacs-nox elpa-eglot procps debootstrap bubblewrap)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-build}" = test ]; then

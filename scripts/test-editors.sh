@@ -7,15 +7,39 @@
 #   vscode  vscode-extension/            tsc, eslint, node:test (logic against the real server with
 #                                        only `vscode` stubbed), vsce package → hydra-lsp.vsix
 #
+# Neovim and Emacs run in two generations:
+#   debian12  the host's Debian 12 packages: Neovim 0.7.2, Emacs 28.2 with elpa-eglot 1.9
+#   debian13  inside a Debian 13 root (scripts/debian13-root.sh, built on first use and cached
+#             outside the repository): Neovim 0.10.4, Emacs 30.1 with its built-in eglot
+# The same test scripts run in both; VS Code runs once, on the host.
+#
 # Installs what is missing (Debian: neovim, emacs-nox, elpa-eglot, nodejs, npm; the npm packages
 # from vscode-extension/package-lock.json), builds bin/hydra when it is missing, prints PASS/FAIL
-# per editor and exits non-zero when any failed.
-#   scripts/test-editors.sh [nvim] [emacs] [vscode]     (default: all three)
+# per editor and generation and exits non-zero when any failed.
+#   scripts/test-editors.sh [--generation debian12|debian13|all] [nvim] [emacs] [vscode]
+#   (default: all three editors, both generations; HYDRA_EDITOR_GENERATION sets the default)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 ROOT="$(pwd)"
 
-want=("$@")
+generation="${HYDRA_EDITOR_GENERATION:-all}"
+want=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+  --generation | -g)
+    generation="${2:-}"
+    shift 2 || { echo "test-editors: --generation needs a value" >&2; exit 2; }
+    ;;
+  --generation=*) generation="${1#*=}"; shift ;;
+  *) want+=("$1"); shift ;;
+  esac
+done
+case "$generation" in
+debian12) gens=(debian12) ;;
+debian13) gens=(debian13) ;;
+all) gens=(debian12 debian13) ;;
+*) echo "test-editors: unknown generation '$generation' (want debian12, debian13 or all)" >&2; exit 2 ;;
+esac
 [ ${#want[@]} -eq 0 ] && want=(nvim emacs vscode)
 
 # --- install what is missing -------------------------------------------------------------------
@@ -68,11 +92,7 @@ fi
 declare -A result
 declare -A took
 
-# The run_* functions are called by name below ("run_$e").
-# shellcheck disable=SC2317
-run_nvim() { editors/nvim/test/run.sh; }
-# shellcheck disable=SC2317
-run_emacs() { editors/emacs/test/run.sh; }
+# run_vscode is called by name below ("run_$e"); Neovim and Emacs run editors/E/test/run.sh.
 # Each step returns on failure explicitly: `set -e` does not apply inside `if run_vscode`.
 # shellcheck disable=SC2317
 run_vscode() {
@@ -98,19 +118,59 @@ run_vscode() {
   )
 }
 
+# in_gen GEN CMD…: runs CMD on the host (debian12) or inside the Debian 13 root (debian13).
+in_gen() {
+  local gen="$1"
+  shift
+  if [ "$gen" = debian13 ]; then scripts/debian13-root.sh run "$@"; else "$@"; fi
+}
+
+# editor_version GEN E: the editor's name and version as that generation runs it.
+editor_version() {
+  case "$2" in
+  nvim) in_gen "$1" nvim --version 2>/dev/null | head -n1 | sed 's/^NVIM v/Neovim /' ;;
+  emacs) in_gen "$1" emacs --version 2>/dev/null | head -n1 | sed 's/^GNU //' ;;
+  esac
+}
+
+runs=()
 for e in "${want[@]}"; do
+  if [ "$e" = vscode ]; then
+    runs+=("vscode")
+  else
+    for g in "${gens[@]}"; do runs+=("$e@$g"); done
+  fi
+done
+
+declare -A label
+for r in "${runs[@]}"; do
+  e="${r%@*}"
+  g=""
+  [ "$r" != "$e" ] && g="${r#*@}"
   echo
-  echo "== test-editors: $e"
   start=$SECONDS
-  if "run_$e"; then result[$e]=PASS; else result[$e]=FAIL; fi
-  took[$e]=$((SECONDS - start))
+  if [ -z "$g" ]; then
+    label[$r]="$e"
+    echo "== test-editors: $e"
+    if "run_$e"; then result[$r]=PASS; else result[$r]=FAIL; fi
+  else
+    if [ "$g" = debian13 ] && ! scripts/debian13-root.sh path >/dev/null; then
+      label[$r]="$e (Debian 13 root could not be built)"
+      result[$r]=FAIL
+    else
+      label[$r]="$e: $(editor_version "$g" "$e") (${g/debian/Debian })"
+      echo "== test-editors: ${label[$r]}"
+      if in_gen "$g" "editors/$e/test/run.sh"; then result[$r]=PASS; else result[$r]=FAIL; fi
+    fi
+  fi
+  took[$r]=$((SECONDS - start))
 done
 
 echo
 echo "== test-editors: summary (model: scripted stand-in; server: $HYDRA_BIN; checker: real Clang)"
 status=0
-for e in "${want[@]}"; do
-  printf '  %-7s %s  (%ss)\n' "$e" "${result[$e]}" "${took[$e]}"
-  [ "${result[$e]}" = PASS ] || status=1
+for r in "${runs[@]}"; do
+  printf '  %-44s %s  (%ss)\n' "${label[$r]}" "${result[$r]}" "${took[$r]}"
+  [ "${result[$r]}" = PASS ] || status=1
 done
 exit $status

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# A Debian 13 (trixie) root for running the editor tests on the editors most people run: Neovim
+# 0.10, Emacs 30 with its built-in eglot, beside the clang-19 and clangd-19 the checker needs.
+# Built on first use with debootstrap (about a minute with a nearby mirror) and cached outside the
+# repository; later runs only install what the package list below gained.
+#
+#   scripts/debian13-root.sh path           # prints the root's path, building it when needed
+#   scripts/debian13-root.sh run CMD [ARG…] # runs CMD inside the root, in the repository
+#
+# `run` uses bubblewrap: the root becomes /, the repository and ../shared are bound at their own
+# paths (so bin/hydra, the test data and every path a test prints stay the same), with a private
+# /tmp and a new PID namespace, and everything in it dies with the caller (--die-with-parent).
+# The host-built bin/hydra (static Go) and bin/hydra-clang-shim (libclang-cpp 19.1, which trixie
+# ships too) run there unchanged.
+#
+# Needs root (debootstrap, and bwrap binding a root file system) or sudo. Environment:
+#   HYDRA_CACHE_DIR   where the root lives (default: ${XDG_CACHE_HOME:-$HOME/.cache}/hydra-lsp)
+#   HYDRA_DEBIAN_MIRROR  the Debian mirror (default: http://deb.debian.org/debian)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
+REPO="$(pwd)"
+
+# What the editor tests need inside the root. Emacs 30 has eglot built in; Debian 13 packages no
+# C++ tree-sitter grammar, so Emacs uses c++-mode there (c++-ts-mode needs one).
+PACKAGES=(neovim emacs-nox clang-19 clangd-19 libclang-cpp19 procps ca-certificates)
+
+CACHE="${HYDRA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/hydra-lsp}"
+ROOTFS="$CACHE/debian13-root"
+STAMP="$ROOTFS/.hydra-packages"
+MIRROR="${HYDRA_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+
+die() {
+  echo "debian13-root: $*" >&2
+  exit 2
+}
+
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 || die "needs root (debootstrap, bwrap over a root file system); run as root or install sudo"
+  SUDO="sudo -E"
+fi
+
+need_host_tools() {
+  local missing=()
+  command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+  command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "debian13-root: installing ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" ||
+    die "apt-get install ${missing[*]} failed"
+}
+
+# in_root CMD…: runs CMD as root inside $1 with the host's network (apt needs it).
+in_root() {
+  local root="$1"
+  shift
+  $SUDO bwrap --bind "$root" / --dev /dev --proc /proc --perms 1777 --tmpfs /tmp --unshare-pid --die-with-parent \
+    --setenv DEBIAN_FRONTEND noninteractive --setenv PATH /usr/sbin:/usr/bin:/sbin:/bin \
+    --setenv HOME /root -- "$@"
+}
+
+# prepare ROOT: the host's DNS and extra CA certificates (a TLS-intercepting proxy's), then the
+# packages that the stamp does not list yet.
+prepare() {
+  local root="$1"
+  $SUDO cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+  if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+    $SUDO mkdir -p "$root/usr/local/share/ca-certificates"
+    $SUDO cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+  fi
+  in_root "$root" sh -c "apt-get update -qq && apt-get install -y -qq --no-install-recommends ${PACKAGES[*]} >/tmp/apt.log 2>&1 || { tail -n 30 /tmp/apt.log; exit 1; }; update-ca-certificates >/dev/null 2>&1 || true" ||
+    die "installing ${PACKAGES[*]} in $root failed"
+  printf '%s\n' "${PACKAGES[@]}" | $SUDO tee "$root/.hydra-packages" >/dev/null
+}
+
+ensure_root() {
+  mkdir -p "$CACHE"
+  # One builder at a time; others wait for it and then reuse its root. The lock is held only
+  # while building, not while tests run.
+  (
+    flock 9
+    build_root
+  ) 9>"$CACHE/debian13-root.lock" || exit 2
+}
+
+build_root() {
+  if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$(printf '%s\n' "${PACKAGES[@]}")" ]; then
+    return 0
+  fi
+  need_host_tools
+  if [ ! -x "$ROOTFS/usr/bin/apt-get" ]; then
+    local tmp="$ROOTFS.tmp.$$"
+    $SUDO rm -rf "$tmp"
+    echo "debian13-root: building a Debian 13 root in $ROOTFS (debootstrap, first use only)" >&2
+    $SUDO debootstrap --variant=minbase trixie "$tmp" "$MIRROR" >"$CACHE/debootstrap.log" 2>&1 || {
+      tail -n 20 "$CACHE/debootstrap.log" >&2
+      $SUDO rm -rf "$tmp"
+      die "debootstrap trixie failed (log: $CACHE/debootstrap.log)"
+    }
+    $SUDO rm -rf "$ROOTFS"
+    $SUDO mv "$tmp" "$ROOTFS"
+  fi
+  echo "debian13-root: installing ${PACKAGES[*]}" >&2
+  prepare "$ROOTFS"
+}
+
+case "${1:-}" in
+path)
+  ensure_root
+  echo "$ROOTFS"
+  ;;
+run)
+  shift
+  [ $# -gt 0 ] || die "usage: $0 run CMD [ARG…]"
+  ensure_root
+  binds=(--bind "$REPO" "$REPO")
+  shared="$(cd "$REPO/.." && pwd)/shared"
+  [ -d "$shared" ] && binds+=(--ro-bind "$shared" "$shared")
+  # The tests' own variables pass through (bwrap keeps the environment); PATH is the root's.
+  exec $SUDO bwrap --bind "$ROOTFS" / --dev /dev --proc /proc --perms 1777 --tmpfs /tmp "${binds[@]}" \
+    --unshare-pid --die-with-parent --setenv PATH /usr/sbin:/usr/bin:/sbin:/bin --setenv HOME /root \
+    --chdir "$REPO" -- "$@"
+  ;;
+*)
+  die "usage: $0 path | run CMD [ARG…]"
+  ;;
+esac
