@@ -87,6 +87,7 @@ editor_test_no_orphans() {
 }
 
 editor_test_cleanup() {
+  _tui kill-server 2>/dev/null || true
   if [ -n "$_sim_pid" ]; then
     kill "$_sim_pid" 2>/dev/null || true
     wait "$_sim_pid" 2>/dev/null || true
@@ -94,5 +95,78 @@ editor_test_cleanup() {
   fi
   if [ -n "$_workdir" ] && [ -z "${HYDRA_KEEP_TEST_DIR:-}" ]; then
     rm -rf "$_workdir"
+  fi
+}
+
+# --- an editor in a real terminal ------------------------------------------------------------
+# The TUI tests run the editor in tmux at 80x24 (its own tmux server, ended by the cleanup),
+# type into it with send-keys, and read the screen with capture-pane. tui_start's watcher keeps
+# every distinct screen in $WORKDIR/NAME.screens, so a test can assert that no prompt (Neovim's
+# "Press ENTER") ever appeared, however briefly.
+TUI_SOCKET="hydra-tui-$$-$RANDOM"
+_tui_watch=""
+_tui() { tmux -L "$TUI_SOCKET" -f /dev/null "$@"; }
+
+# tui_start NAME COMMAND...: starts COMMAND in an 80x24 terminal; screens go to $WORKDIR/NAME.screens.
+tui_start() {
+  local name="$1"
+  shift
+  TUI_SCREENS="$WORKDIR/$name.screens"
+  : >"$TUI_SCREENS"
+  _tui new-session -d -s hydra -x 80 -y 24 "$(printf '%q ' "$@")" || return 1
+  _tui set-option -t hydra remain-on-exit on >/dev/null
+  (
+    prev=""
+    while _tui has-session -t hydra 2>/dev/null; do
+      cur="$(_tui capture-pane -p -t hydra 2>/dev/null)"
+      if [ "$cur" != "$prev" ]; then
+        printf '%s\n----- %s\n' "$cur" "$(date +%s.%N)" >>"$TUI_SCREENS"
+        prev="$cur"
+      fi
+      sleep 0.03
+    done
+  ) &
+  _tui_watch=$!
+}
+
+# tui_keys KEY...: tmux key names (Escape, Enter, Tab, BSpace, C-r, …) or plain letters.
+tui_keys() { _tui send-keys -t hydra "$@"; }
+# tui_type TEXT: types TEXT literally.
+tui_type() { _tui send-keys -t hydra -l "$1"; }
+# tui_screen: the screen now.
+tui_screen() { _tui capture-pane -p -t hydra; }
+
+# tui_wait_screen REGEX SECONDS: waits until the screen matches REGEX (grep -E); 1 on timeout.
+tui_wait_screen() {
+  local end=$((SECONDS + $2))
+  while [ $SECONDS -lt $end ]; do
+    tui_screen | grep -Eq -- "$1" && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# tui_wait_json FILE JQ SECONDS: waits until jq's expression JQ is true of FILE; 1 on timeout.
+tui_wait_json() {
+  local end=$((SECONDS + $3))
+  while [ $SECONDS -lt $end ]; do
+    [ -s "$1" ] && [ "$(jq -r "$2" "$1" 2>/dev/null)" = true ] && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# tui_stop: waits up to 10 s for the editor to exit, then ends the terminal.
+tui_stop() {
+  local i
+  for i in $(seq 1 200); do
+    [ "$(_tui display-message -p -t hydra '#{pane_dead}' 2>/dev/null)" = 1 ] && break
+    _tui has-session -t hydra 2>/dev/null || break
+    sleep 0.05
+  done
+  _tui kill-server 2>/dev/null || true
+  if [ -n "$_tui_watch" ]; then
+    wait "$_tui_watch" 2>/dev/null || true
+    _tui_watch=""
   fi
 }

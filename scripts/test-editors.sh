@@ -46,6 +46,11 @@ esac
 apt_missing=()
 has() { command -v "$1" >/dev/null 2>&1; }
 for e in "${want[@]}"; do
+  if [ "$e" = nvim ] || [ "$e" = emacs ]; then
+    # The terminal tests: the editor in tmux, its reported state read with jq.
+    has tmux || apt_missing+=(tmux)
+    has jq || apt_missing+=(jq)
+  fi
   case "$e" in
   nvim) has nvim || apt_missing+=(neovim) ;;
   emacs)

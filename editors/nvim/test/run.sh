@@ -7,7 +7,18 @@
 #   settings: require("hydra").update_settings reaches the running server (a bad model URL
 #             makes generation fail, the restored one makes it succeed);
 #   cancel:   :HydraGenerate on a slowly answered prompt, then :HydraCancel.
-# Exit status 0 when every check passed.
+# and, with Neovim in a real terminal (tmux, 80x24, cmdheight=1; editors/nvim/test/tui.lua is the
+# user's config), typed as a person types:
+#   tui-natural: type a signature with its `{`, Esc, :HydraGenerate: the body goes after the
+#             signature, the cursor stays, no "Press ENTER" ever, one summary line; `u` once
+#             removes the whole generation (never bringing back rolled-back text), CTRL-R redoes
+#             it; :HydraLog shows the checker's reason whole;
+#   tui-typing: keep typing elsewhere while a generation streams in: every key lands where it was
+#             typed, the generated code is intact, the result compiles;
+#   tui-ghost: ghost text after a pause in insert mode, dismissed by typing, accepted with Tab; a
+#             thinking mark while the server works, the request cancelled when the user types on;
+#             no request in a comment or a string.
+# Run one case: editors/nvim/test/run.sh tui-ghost. Exit status 0 when every check passed.
 set -uo pipefail
 # shellcheck source=../../testlib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../testlib.sh"
@@ -29,8 +40,181 @@ run_case() {
   echo
   editor_test_no_orphans "nvim $case" || status=1
 }
-run_case generate sum.cpp
-run_case menu sum.cpp
-run_case settings sum.cpp
-run_case cancel slow.cpp
+
+# --- Neovim in a terminal -------------------------------------------------------------------
+tcheck() { # DESCRIPTION JQ-EXPRESSION: one check on the editor's last reported state
+  if [ "$(jq -r "$2" "$STATE" 2>/dev/null)" = true ]; then
+    echo "ok - $1"
+  else
+    echo "not ok - $1: $(jq -c "${3:-.}" "$STATE" 2>/dev/null | cut -c1-600)"
+    status=1
+  fi
+}
+scheck() { # DESCRIPTION 0|1: one check on the screens
+  if [ "$2" = 0 ]; then echo "ok - $1"; else
+    echo "not ok - $1"
+    status=1
+  fi
+}
+lines_of() { printf '%s\n' "$(cat "$1")" | jq -R . | jq -s -c .; } # FILE's lines (no trailing blank ones), JSON
+# no_prompt: no screen ever showed a hit-enter or more prompt, and nvim never was in that mode.
+no_prompt() {
+  ! grep -Eq 'Press ENTER|-- More --' "$TUI_SCREENS"
+  scheck "no \"Press ENTER\" or \"-- More --\" prompt on any screen" $?
+  tcheck "nvim never was in a hit-enter or more prompt (mode r/rm)" '.prompt_seen == false' '.modes_seen'
+}
+tui_case() { # NAME FILE: starts nvim on FILE in the terminal and waits for the server
+  local name="$1" file="$2"
+  echo "--- nvim: $name (in tmux, 80x24)"
+  STATE="$WORKDIR/$name.state.json"
+  rm -f "$STATE"
+  tui_start "nvim-$name" env HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" HYDRA_TEST_STATE="$STATE" \
+    "$NVIM" -u "$EDITORS_DIR/nvim/test/tui.lua" -i NONE "$WORKDIR/$file"
+  tui_wait_json "$STATE" '.attached' 30 || { echo "not ok - $name: the server did not attach"; status=1; }
+}
+tui_end() { # NAME: quits nvim, checks for orphans
+  tui_keys Escape
+  tui_type ":qa!"
+  tui_keys Enter
+  tui_stop
+  echo "  last screen:"
+  awk -v RS='\n----- [0-9.]+\n' 'END{print}' "$TUI_SCREENS" | sed -e 's/^/    | /' | tail -n 8
+  editor_test_no_orphans "nvim $1" || status=1
+}
+
+case_tui_natural() {
+  tui_case tui-natural natural.cpp
+  local expected before
+  expected="$(lines_of "$HYDRA_TESTDATA/sum.expected.cpp")"
+  # What the user does: go to the end, open a line, type the signature with its brace, Esc.
+  # (`o` under a comment continues it: CTRL-U takes the leader away, as a person would.)
+  tui_keys G o C-u
+  tui_type 'int sum(const std::vector<int>& v) {'
+  tui_keys Escape
+  tui_wait_json "$STATE" '.mode == "n" and (.lines | length) == 4' 10
+  before="$(jq -c .lines "$STATE")"
+  tui_type ':HydraGenerate'
+  tui_keys Enter
+  tui_wait_json "$STATE" '.done' 60 || echo "not ok - the generation did not end"
+  sleep 0.3
+  tcheck "the generation succeeds" '.last.ok == true' '.last'
+  tcheck "the body goes after the signature line: the buffer is the expected program" \
+    ".lines == $expected" '.lines'
+  tcheck "the cursor stays on the signature's brace" '.cursor == [4, 35]' '.cursor'
+  tui_screen >"$WORKDIR/final.screen"
+  grep -q 'LSP\[hydra\]' "$TUI_SCREENS"
+  scheck "the server's showMessage is not echoed a second time (no LSP[hydra] line)" $((1 - $?))
+  [ "$(grep -c 'Hydra: accepted' "$WORKDIR/final.screen")" = 1 ]
+  scheck "one summary line (\"Hydra: accepted …\") ends the generation on screen" $?
+  [ "$(tail -n 1 "$WORKDIR/final.screen" | awk '{ print length($0) }')" -le 80 ]
+  scheck "the summary fits the 80 columns" $?
+  no_prompt
+  # One undo step per generation; undo never brings back rolled-back text.
+  tui_keys u
+  tui_wait_json "$STATE" ".lines == $before" 5
+  tcheck "one \`u\` removes the whole generation (and nothing else)" ".lines == $before" '.lines'
+  tui_keys C-r
+  tui_wait_json "$STATE" ".lines == $expected" 5
+  tcheck "CTRL-R brings the generation back" ".lines == $expected" '.lines'
+  # The reason the checker gave, cut in the message area, is whole in :HydraLog.
+  tui_type ':HydraLog'
+  tui_keys Enter
+  tui_wait_screen "use of undeclared identifier 'totl'; did you mean 'total'\?" 5
+  scheck ":HydraLog shows the checker's reason whole" $?
+  no_prompt
+  tui_end tui-natural
+}
+
+case_tui_typing() {
+  tui_case tui-typing count.cpp
+  tui_keys G
+  tui_type ':HydraGenerate'
+  tui_keys Enter
+  # While the answer streams in, the user adds a comment at the top of the file.
+  tui_wait_json "$STATE" '.running' 10
+  tui_keys g g O
+  tui_type '// note: counts positives'
+  tui_keys Escape
+  tcheck "the typing started while the generation ran" '.running == true or .done == false' '.'
+  tui_wait_json "$STATE" '.done' 60 || echo "not ok - the generation did not end"
+  sleep 0.3
+  local expected
+  expected="$( (echo '// note: counts positives'; cat "$HYDRA_TESTDATA/count.expected.cpp") | jq -R . | jq -s -c .)"
+  tcheck "the generation succeeds" '.last.ok == true' '.last'
+  tcheck "every typed key is where it was typed and the generated code is intact" ".lines == $expected" '.lines'
+  no_prompt
+  tui_end tui-typing
+}
+
+case_tui_ghost() {
+  tui_case tui-ghost sum.cpp
+  local expected
+  expected="$(lines_of "$HYDRA_TESTDATA/sum.expected.cpp")"
+  # The empty line in the body (S: insert with its indent): after the pause, ghost text.
+  tui_keys G S
+  tui_wait_json "$STATE" '.ghost != null' 30
+  tcheck "ghost text appears after a pause in insert mode" '.ghost != null and .mode == "i"' '.'
+  tcheck "a thinking mark showed while the server worked" '.thinking_seen' '.'
+  tui_wait_screen '^ +int total = 0;' 2
+  scheck "the ghost text is on the screen" $?
+  tcheck "ghost text does not change the buffer" '.lines[-1] == "  "' '.lines'
+  # Typing dismisses it; Backspace asks again; Tab accepts.
+  tui_type 'x'
+  tui_wait_json "$STATE" '.ghost == null' 5
+  tcheck "typing dismisses the ghost text" '.ghost == null and .lines[-1] == "  x"' '.'
+  tui_keys BSpace
+  tui_wait_json "$STATE" '.ghost != null' 30
+  tcheck "after Backspace and a pause the ghost text is back" '.ghost != null' '.'
+  tui_keys Tab
+  tui_wait_json "$STATE" ".lines == $expected" 5
+  tcheck "Tab accepts it: the buffer is the expected program" ".lines == $expected" '.lines'
+  tcheck "the cursor is after the accepted text" '.cursor == [8, 1]' '.cursor'
+  # No request in a comment or a string.
+  local before
+  before="$(jq '.stats.requests' "$STATE")"
+  tui_keys Enter
+  tui_type '// see sum'
+  sleep 1.2
+  tcheck "no request in a comment" ".stats.requests == $before and .stats.skipped_comment_or_string > 0" '.stats'
+  tui_keys Enter
+  tui_type 'const char* s = "a, b'
+  sleep 1.2
+  tcheck "no request in a string" ".stats.requests == $before" '.stats'
+  no_prompt
+  tui_end tui-ghost
+}
+
+case_tui_ghost_cancel() {
+  tui_case tui-ghost-cancel slow.cpp
+  # The slow prompt: the request is still running when the user types on.
+  tui_keys G o
+  tui_wait_json "$STATE" '.thinking != null' 30
+  tcheck "a thinking mark shows while the server works" '.thinking != null' '.'
+  tui_wait_screen 'Hydra: ' 2
+  scheck "the thinking mark is on the screen" $?
+  local cancelled
+  cancelled="$(jq '.stats.cancelled' "$STATE")"
+  tui_type 'x'
+  tui_wait_json "$STATE" ".stats.cancelled > $cancelled and .thinking == null" 5
+  tcheck "typing cancels the running request" ".stats.cancelled > $cancelled and .thinking == null and .ghost == null" '.'
+  no_prompt
+  tui_end tui-ghost-cancel
+}
+
+cases=("$@")
+[ ${#cases[@]} -eq 0 ] && cases=(generate menu settings cancel tui-ghost tui-ghost-cancel)
+for c in "${cases[@]}"; do
+  case "$c" in
+  generate | menu | settings) run_case "$c" sum.cpp ;;
+  cancel) run_case cancel slow.cpp ;;
+  tui-natural) case_tui_natural ;;
+  tui-typing) case_tui_typing ;;
+  tui-ghost) case_tui_ghost ;;
+  tui-ghost-cancel) case_tui_ghost_cancel ;;
+  *)
+    echo "unknown case $c" >&2
+    exit 2
+    ;;
+  esac
+done
 exit $status

@@ -6,14 +6,19 @@
 -- it is installed and `lspconfig ~= false`, otherwise through the built-in client: vim.lsp.start
 -- on Neovim 0.8+, vim.lsp.start_client + vim.lsp.buf_attach_client on 0.7. It offers the server's
 -- code action (kind "source.generate.hydra", also routed through this plugin when picked from
--- vim.lsp.buf.code_action()), :HydraGenerate (cursor or range), :HydraCancel, and shows the
--- server's work-done progress in the message area (and in require("hydra").status()).
+-- vim.lsp.buf.code_action()), :HydraGenerate (cursor or range), :HydraCancel, :HydraLog, ghost
+-- text from the server's inline completion (lua/hydra/inline.lua), and shows the server's
+-- work-done progress on one line of the message area, cut to fit so that it never asks for
+-- "Press ENTER" (and in require("hydra").status()).
 local M = {}
 
 -- The LSP names the server and this plugin agree on.
 M.CODE_ACTION_KIND = "source.generate.hydra"
 M.CMD_GENERATE = "hydra.generate"
 M.CMD_CANCEL = "hydra.cancel"
+-- INLINE_TOKEN starts the work-done tokens of inline completion requests (their progress feeds
+-- the "thinking" indicator, not the message area).
+M.INLINE_TOKEN = "hydra.nvim-inline-"
 
 local defaults = {
   -- cmd starts the server; `hydra` must be on $PATH unless a full path is given.
@@ -28,10 +33,21 @@ local defaults = {
   -- lspconfig: true = through nvim-lspconfig, false = never, nil = when it is installed and
   -- Neovim is older than 0.11.
   lspconfig = nil,
-  -- notify: report the end of a generation with vim.notify.
+  -- notify: how the end of a generation (one summary line) is reported: true = echoed on one
+  -- line of the message area, cut to fit (kept in :messages; :HydraLog has it whole);
+  -- "vim.notify" = through vim.notify, whole (for notification plugins); false = not at all.
   notify = true,
-  -- progress: echo the server's progress messages.
+  -- progress: echo the server's progress messages, each replacing the last on one line.
   progress = true,
+  -- hold_ms: how long a progress line that gives a reason (an error the checker found) stays
+  -- before the next progress line replaces it.
+  hold_ms = 1200,
+  -- inline: ghost text from the server's inline completion in insert mode (lua/hydra/inline.lua):
+  --   enabled   ask after a pause in typing (false: never)
+  --   delay_ms  the pause
+  --   accept_key / dismiss_key  insert-mode keys (false: no mapping)
+  --   native    on Neovim 0.12+, use vim.lsp.inline_completion (nil = when present)
+  inline = { enabled = true, delay_ms = 400, accept_key = "<Tab>", dismiss_key = "<C-]>", native = nil },
   -- on_attach(client, bufnr) is called after the plugin's own attach work.
   on_attach = nil,
   -- on_progress(bufnr, line) is called with each progress line of a generation (for statuslines).
@@ -47,9 +63,62 @@ M.state = {}
 
 local next_token = 0
 
+--- fit cuts msg (one line) to the width the message area has left (v:echospace), so that
+--- echoing it never scrolls the message area or asks for "Press ENTER".
+--- A cut line ends with tail (e.g. " :HydraLog", where it is whole).
+function M.fit(msg, tail)
+  msg = tostring(msg):gsub("%s*\n%s*", " ")
+  tail = "…" .. (tail or "")
+  local width = vim.v.echospace
+  if type(width) ~= "number" or width <= 0 then
+    width = vim.o.columns - 12
+  end
+  if vim.fn.strdisplaywidth(msg) <= width then
+    return msg
+  end
+  local room = width - vim.fn.strdisplaywidth(tail)
+  local n = math.max(room, 0)
+  local out = vim.fn.strcharpart(msg, 0, n)
+  while n > 0 and vim.fn.strdisplaywidth(out) > room do
+    n = n - 1
+    out = vim.fn.strcharpart(msg, 0, n)
+  end
+  return out .. tail
+end
+
+local hl_of = {
+  [vim.log.levels.ERROR] = "ErrorMsg",
+  [vim.log.levels.WARN] = "WarningMsg",
+}
+
+-- echo shows one line in the message area, fitted. history = false lines (progress) replace each
+-- other and are coalesced: only the newest waiting one is drawn.
+local waiting_echo
+local function echo(msg, hl, history)
+  if history then
+    waiting_echo = nil
+    vim.api.nvim_echo({ { M.fit(msg, " :HydraLog"), hl or "None" } }, true, {})
+    return
+  end
+  local first = waiting_echo == nil
+  waiting_echo = { msg, hl }
+  if first then
+    vim.schedule(function()
+      local w = waiting_echo
+      waiting_echo = nil
+      if w then
+        vim.api.nvim_echo({ { M.fit(w[1]), w[2] or "None" } }, false, {})
+      end
+    end)
+  end
+end
+
 local function notify(msg, level)
-  if M.config.notify then
+  local how = M.config.notify
+  if how == "vim.notify" then
     vim.notify("Hydra: " .. msg, level or vim.log.levels.INFO)
+  elseif how then
+    echo("Hydra: " .. msg, hl_of[level], true)
   end
 end
 
@@ -70,6 +139,17 @@ local function request(client, method, params, handler, bufnr)
     return client:request(method, params, handler, bufnr)
   end
   return client.request(method, params, handler, bufnr)
+end
+
+M._request = request
+
+--- _cancel_request cancels request id of client ($/cancelRequest): the server stops its search
+--- and model stream.
+function M._cancel_request(client, id)
+  if has_011 then
+    return client:cancel_request(id)
+  end
+  return client.cancel_request(id)
 end
 
 local function get_clients(bufnr)
@@ -108,13 +188,44 @@ local function root_dir(bufnr)
   return dir
 end
 
+-- show_progress echoes a progress line. A line that gives a reason ("attempt 1: line 6: use of
+-- undeclared identifier …") stays hold_ms before later lines replace it; those wait, and only the
+-- newest of them is shown when the hold ends.
+local held_until, held_line = 0, nil
+local function show_progress(line)
+  local now = vim.loop.now()
+  if now < held_until then
+    if not held_line then
+      vim.defer_fn(function()
+        local l = held_line
+        held_line = nil
+        if l then
+          echo(l, "Comment", false)
+        end
+      end, held_until - now)
+    end
+    held_line = line
+    return
+  end
+  held_line = nil
+  echo(line, "Comment", false)
+  if line:match("attempt %d+: ") and (M.config.hold_ms or 0) > 0 then
+    held_until = now + M.config.hold_ms
+  end
+end
+
 -- progress_handler shows $/progress for our client, then hands the message to the default handler
--- (which feeds LspProgressUpdate on 0.7 and LspProgress / client.progress on 0.10+).
+-- (which feeds LspProgressUpdate on 0.7 and LspProgress / client.progress on 0.10+). The end of a
+-- generation is not echoed here: finish() reports it once.
 local function progress_handler(err, result, ctx, config)
   local val = result and result.value
+  if type(val) == "table" and type(result.token) == "string" and result.token:sub(1, #M.INLINE_TOKEN) == M.INLINE_TOKEN then
+    require("hydra.inline").on_progress(result.token, val)
+    return
+  end
   if type(val) == "table" then
     local parts = {}
-    if val.title then
+    if val.kind == "begin" and val.title then
       table.insert(parts, val.title)
     end
     if val.message then
@@ -123,9 +234,6 @@ local function progress_handler(err, result, ctx, config)
     if val.percentage then
       table.insert(parts, string.format("(%d%%)", val.percentage))
     end
-    if val.kind == "end" then
-      table.insert(parts, "done")
-    end
     local line = table.concat(parts, " ")
     -- The generation this progress belongs to: the one whose token it carries, else (a token
     -- the server made up) every running generation of this client.
@@ -133,26 +241,108 @@ local function progress_handler(err, result, ctx, config)
     for _, s in pairs(M.state) do
       owned = owned or (s.running and s.token == result.token)
     end
+    local mine = false
     for bufnr, s in pairs(M.state) do
       if s.running and s.client_id == ctx.client_id and (s.token == result.token or not owned) then
-        s.progress = line
-        table.insert(s.progress_log, line)
-        if #s.progress_log > 200 then
-          table.remove(s.progress_log, 1)
-        end
-        if M.config.on_progress then
-          M.config.on_progress(bufnr, line)
+        mine = true
+        if line ~= "" then
+          s.progress = line
+          table.insert(s.progress_log, line)
+          if #s.progress_log > 200 then
+            table.remove(s.progress_log, 1)
+          end
+          if M.config.on_progress then
+            M.config.on_progress(bufnr, line)
+          end
         end
       end
     end
-    if M.config.progress and line ~= "" then
-      local shown = line:lower():sub(1, 5) == "hydra" and line or ("Hydra: " .. line)
-      vim.api.nvim_echo({ { shown, "Comment" } }, false, {})
+    if M.config.progress and mine and line ~= "" and val.kind ~= "end" then
+      show_progress(line:lower():sub(1, 5) == "hydra" and line or ("Hydra: " .. line))
     end
   end
   local default = vim.lsp.handlers["$/progress"]
   if default then
     return default(err, result, ctx, config)
+  end
+end
+
+-- recent_summaries are the last results' one-line messages, so that the server's
+-- window/showMessage repeating one is not shown a second time.
+local recent_summaries = {}
+
+-- show_message_handler takes the server's window/showMessage: while a generation of the client
+-- runs, its summary is kept for finish() (one final summary, not two); otherwise it is echoed on
+-- one line (whole in :messages when it fits, and in :HydraLog).
+local function show_message_handler(_, params, ctx)
+  if type(params) ~= "table" or type(params.message) ~= "string" then
+    return vim.NIL
+  end
+  local msg = params.message
+  for _, s in pairs(M.state) do
+    if s.running and s.client_id == ctx.client_id then
+      s.server_message = msg
+      return vim.NIL
+    end
+  end
+  if recent_summaries[msg] then
+    return vim.NIL
+  end
+  local text = msg:lower():sub(1, 7) == "hydra: " and msg:sub(8) or msg
+  local level = ({ vim.log.levels.ERROR, vim.log.levels.WARN })[params.type]
+  notify(text, level)
+  return vim.NIL
+end
+
+-- apply_edit_handler applies the server's workspace/applyEdit as Neovim does, and makes one undo
+-- step of each generation: an edit of a running generation joins the undo block of its previous
+-- edit (:undojoin) when nothing else changed the buffer in between. So one `u` removes the whole
+-- generation, and undo never brings back text that was rolled back.
+local function apply_edit_handler(err, params, ctx, config)
+  local bufs = {}
+  local edit = type(params) == "table" and params.edit or {}
+  for uri in pairs(edit.changes or {}) do
+    table.insert(bufs, vim.uri_to_bufnr(uri))
+  end
+  for _, dc in ipairs(edit.documentChanges or {}) do
+    if dc.textDocument then
+      table.insert(bufs, vim.uri_to_bufnr(dc.textDocument.uri))
+    end
+  end
+  local function seq(b)
+    return vim.api.nvim_buf_call(b, function()
+      return vim.fn.undotree().seq_cur
+    end)
+  end
+  for _, b in ipairs(bufs) do
+    local s = M.state[b]
+    if s and s.running and s.undo_seq and vim.api.nvim_buf_is_loaded(b) and seq(b) == s.undo_seq then
+      vim.api.nvim_buf_call(b, function()
+        pcall(vim.cmd, "undojoin")
+      end)
+    end
+  end
+  local res = vim.lsp.handlers["workspace/applyEdit"](err, params, ctx, config)
+  for _, b in ipairs(bufs) do
+    local s = M.state[b]
+    if s and s.running and vim.api.nvim_buf_is_loaded(b) then
+      s.undo_seq = seq(b)
+    end
+  end
+  return res
+end
+
+M.handlers = {
+  ["$/progress"] = progress_handler,
+  ["window/showMessage"] = show_message_handler,
+  ["workspace/applyEdit"] = apply_edit_handler,
+}
+
+-- on_attach sets up ghost text in the buffer, then calls the user's on_attach.
+local function on_attach(client, b)
+  require("hydra.inline").attach(b)
+  if M.config.on_attach then
+    M.config.on_attach(client, b)
   end
 end
 
@@ -164,13 +354,9 @@ local function client_config(bufnr)
     root_dir = root_dir(bufnr),
     init_options = settings,
     settings = settings,
-    handlers = { ["$/progress"] = progress_handler },
+    handlers = M.handlers,
     capabilities = vim.lsp.protocol.make_client_capabilities(),
-    on_attach = function(client, b)
-      if M.config.on_attach then
-        M.config.on_attach(client, b)
-      end
-    end,
+    on_attach = on_attach,
   }
 end
 
@@ -231,30 +417,57 @@ local function setup_lspconfig()
   lspconfig.hydra.setup({
     init_options = settings,
     settings = settings,
-    handlers = { ["$/progress"] = progress_handler },
-    on_attach = M.config.on_attach,
+    handlers = M.handlers,
+    on_attach = on_attach,
   })
   return true
 end
 
--- lsp_result reports the end of a generation in bufnr.
+--- summary is the one line that reports how a generation ended: the server's own summary
+--- ("accepted 4 lines; 19 tokens, 2 attempts, 0.6 s; …"), else one made from the result.
+local function summary(result)
+  local msg = type(result.message) == "string" and result.message or ""
+  msg = msg:gsub("^[Hh]ydra: ", "")
+  if result.ok then
+    if msg == "" then
+      msg = string.format("done: %d attempt(s), %d output tokens", result.attempts or 0, result.outputTokens or 0)
+    end
+    return msg
+  end
+  if msg ~= "" then
+    return msg
+  end
+  return "stopped: " .. tostring(result.reason or "unknown reason")
+end
+
+-- finish reports the end of a generation in bufnr: one summary line.
 local function finish(bufnr, err, result, on_done)
   local s = bufstate(bufnr)
   s.running = false
+  s.undo_seq = nil
   s.last = result
   s.error = err and (err.message or vim.inspect(err)) or nil
+  local line, level
   if err then
-    notify("generation failed: " .. s.error, vim.log.levels.ERROR)
+    line, level = "generation failed: " .. s.error, vim.log.levels.ERROR
   elseif type(result) == "table" then
-    if result.ok then
-      notify(string.format("done: %d attempt(s), %d output tokens", result.attempts or 0, result.outputTokens or 0))
-    else
-      local why = tostring(result.reason or "unknown reason")
-      if type(result.message) == "string" and result.message ~= "" then
-        why = why .. ": " .. result.message
-      end
-      notify("stopped: " .. why, vim.log.levels.WARN)
+    line = summary(result)
+    if type(result.message) == "string" then
+      recent_summaries[result.message] = true
     end
+    if s.server_message then
+      recent_summaries[s.server_message] = true
+    end
+    if not result.ok then
+      level = vim.log.levels.WARN
+    end
+  end
+  s.summary = line
+  if line then
+    table.insert(s.progress_log, line)
+    -- Progress lines still waiting (held) would replace the summary: drop them.
+    held_line, held_until = nil, 0
+    notify(line, level)
   end
   if on_done then
     on_done(err, result)
@@ -271,11 +484,12 @@ local function execute(client, bufnr, command, on_done)
   end
   next_token = next_token + 1
   s.token = string.format("hydra.nvim-%d", next_token)
+  require("hydra.inline").clear(bufnr, true)
   s.running = true
   s.client_id = client.id
   s.progress = "starting"
   s.progress_log = {}
-  s.last, s.error = nil, nil
+  s.last, s.error, s.summary, s.server_message, s.undo_seq = nil, nil, nil, nil, nil
   local params = {
     command = command.command,
     arguments = command.arguments,
@@ -420,7 +634,12 @@ end
 
 --- status is a one-line summary for statuslines ("" when idle and nothing happened).
 function M.status(bufnr)
-  local s = M.state[(bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr]
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local s = M.state[bufnr]
+  local thinking = require("hydra.inline").thinking(bufnr)
+  if thinking then
+    return "Hydra: " .. thinking
+  end
   if not s then
     return ""
   end
@@ -436,6 +655,32 @@ function M.status(bufnr)
   return ""
 end
 
+--- log opens the current buffer's last generation log (every progress line, whole, then the
+--- summary) in a scratch window: the place to read reasons cut short in the message area.
+function M.log(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local s = M.state[bufnr] or {}
+  local lines = vim.deepcopy(s.progress_log or {})
+  if s.server_message and not vim.tbl_contains(lines, s.server_message) then
+    table.insert(lines, s.server_message)
+  end
+  if #lines == 0 then
+    lines = { "no Hydra generation in this buffer yet" }
+  end
+  vim.cmd("botright new")
+  local b = vim.api.nvim_get_current_buf()
+  vim.bo[b].buftype = "nofile"
+  vim.bo[b].bufhidden = "wipe"
+  vim.bo[b].swapfile = false
+  vim.api.nvim_buf_set_lines(b, 0, -1, false, vim.tbl_map(function(l)
+    return (l:gsub("\n", " "))
+  end, lines))
+  vim.bo[b].modifiable = false
+  vim.wo.wrap = true
+  vim.api.nvim_win_set_height(0, math.min(#lines + 1, 12))
+  return b
+end
+
 local function define_commands()
   vim.api.nvim_create_user_command("HydraGenerate", function(o)
     local range
@@ -448,6 +693,9 @@ local function define_commands()
   vim.api.nvim_create_user_command("HydraCancel", function(o)
     M.cancel({ all = o.bang })
   end, { bang = true, desc = "Hydra: cancel the generation in this buffer (! = all)" })
+  vim.api.nvim_create_user_command("HydraLog", function()
+    M.log()
+  end, { desc = "Hydra: the last generation's progress and summary, whole" })
 end
 
 --- setup configures the plugin; see `defaults` above for the options.

@@ -1,0 +1,77 @@
+-- The user's config for the terminal tests (editors/nvim/test/run.sh, "tui-*" cases): Neovim runs
+-- in tmux at 80x24 with cmdheight=1, the test types into it as a person would, and this file only
+-- sets the plugin up as the README says and reports what the editor is doing:
+--
+--   nvim -u editors/nvim/test/tui.lua FILE
+--
+-- Every 30 ms it writes $HYDRA_TEST_STATE (JSON): the mode, whether a hit-enter or more prompt
+-- ("r", "rm") was ever seen, the buffer's lines, the cursor, the generation's state and the ghost
+-- text's. It asserts nothing: run.sh does, from this file and the screen.
+local this = debug.getinfo(1, "S").source:sub(2)
+vim.opt.runtimepath:prepend(vim.fn.fnamemodify(this, ":p:h:h"))
+vim.opt.swapfile = false
+vim.cmd("filetype plugin indent on")
+vim.cmd("syntax on")
+vim.opt.expandtab = true
+vim.opt.shiftwidth = 2
+
+local hydra = require("hydra")
+hydra.setup({
+  cmd = vim.split(os.getenv("HYDRA_TEST_CMD"), " ", { trimempty = true }),
+  lspconfig = false,
+  settings = {
+    modelUrl = os.getenv("HYDRA_MODEL_URL"),
+    model = os.getenv("HYDRA_MODEL"),
+    maxAttempts = 8,
+  },
+  inline = { enabled = os.getenv("HYDRA_TEST_INLINE") ~= "0" },
+})
+
+local state_file = os.getenv("HYDRA_TEST_STATE")
+local seen = { prompt = false, modes = {}, thinking = false, running = false }
+local inline = require("hydra.inline")
+
+local function write_state()
+  local mode = vim.api.nvim_get_mode().mode
+  seen.modes[mode] = true
+  if mode == "r" or mode == "rm" then
+    seen.prompt = true
+  end
+  local b = vim.api.nvim_get_current_buf()
+  local s = hydra.state[b] or {}
+  seen.running = seen.running or s.running == true
+  if inline.thinking(b) then
+    seen.thinking = true
+  end
+  local c = hydra.client(b)
+  local state = {
+    mode = mode,
+    prompt_seen = seen.prompt,
+    modes_seen = vim.tbl_keys(seen.modes),
+    attached = c ~= nil,
+    lines = vim.api.nvim_buf_get_lines(b, 0, -1, false),
+    cursor = vim.api.nvim_win_get_cursor(0),
+    running = s.running == true,
+    ran = seen.running,
+    done = s.last ~= nil or s.error ~= nil,
+    last = s.last or vim.NIL,
+    summary = s.summary or vim.NIL,
+    ghost = inline.ghost(b) or vim.NIL,
+    thinking = inline.thinking(b) or vim.NIL,
+    thinking_seen = seen.thinking,
+    stats = inline.stats,
+    undo_seq = vim.fn.undotree().seq_cur,
+  }
+  local tmp = state_file .. ".tmp"
+  local f = io.open(tmp, "w")
+  if f then
+    f:write(vim.fn.json_encode(state))
+    f:close()
+    os.rename(tmp, state_file)
+  end
+end
+
+if state_file and state_file ~= "" then
+  local timer = vim.loop.new_timer()
+  timer:start(30, 30, vim.schedule_wrap(write_state))
+end

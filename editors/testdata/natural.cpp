@@ -1,0 +1,3 @@
+#include <vector>
+
+// Returns the sum of the elements of v.
