@@ -12,7 +12,7 @@ import (
 func mapDiagnostics(text string, enc posEncoding, res *engine.Result, g *generation, start int, shown string) []Diagnostic {
 	var out []Diagnostic
 	bestEnd := len(g.prefix) + len(res.Text)
-	regionBase := g.insertOff // checked offset of the region's first byte
+	regionBase := g.place.off // checked offset of the region's first byte
 	for _, ev := range res.Diagnostics {
 		if ev.Kind != "" && ev.Kind != checkers.KindError {
 			continue

@@ -220,3 +220,23 @@ func diffTail(shown, target string) transition {
 
 // empty says whether the transition changes nothing.
 func (t transition) empty() bool { return t.Del == "" && t.Ins == "" }
+
+// offLastLine re-expresses an edit of text[from:to] → ins that reaches the end of a text ending
+// in '\n' so that it touches no position past the last line: the same result, made one byte
+// earlier (before the final line break). LSP allows the position after the last '\n', but
+// Neovim's apply_text_edits (0.7 to 0.10) moves such a position to the end of the last line and
+// adds a line break of its own, which doubles line breaks, so the server never recognised its
+// own edit and sent it again (a body pasted six times at the end of a buffer).
+func offLastLine(text string, from, to int, ins string) (int, int, string) {
+	n := len(text)
+	if to != n || from == 0 || n == 0 || text[n-1] != '\n' || text[from-1] != '\n' {
+		return from, to, ins
+	}
+	if ins == "" {
+		return from - 1, to - 1, ""
+	}
+	if !strings.HasSuffix(ins, "\n") {
+		return from, to, ins
+	}
+	return from - 1, to - 1, "\n" + ins[:len(ins)-1]
+}

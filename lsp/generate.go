@@ -12,6 +12,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/hydra-lsp/hydra/checkers"
+	"github.com/hydra-lsp/hydra/checkers/chunk"
 	"github.com/hydra-lsp/hydra/engine"
 	"github.com/hydra-lsp/hydra/engine/model"
 )
@@ -76,14 +77,13 @@ type generation struct {
 	uri    string
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	// lead is inserted before the generated text (a line break when the insertion point was the
-	// end of a non-blank line); it is part of the search's prefix.
-	lead string
-	// insertOff is the insertion point in the document at the start; prefix is what the
-	// checker saw before it (document text up to insertOff, plus lead).
-	insertOff int
-	prefix    string
-	suffix    string
+	// place is where the generated text goes (placement.go): its lead is inserted before the
+	// generated text and is part of the search's prefix; its orig is what the region holds
+	// while nothing is accepted. prefix is what the checker saw before the generated text
+	// (document text up to place.off, plus the lead).
+	place  placement
+	prefix string
+	suffix string
 	// versioned: the client takes versioned edits (and so refuses stale ones).
 	versioned bool
 	warm      bool
@@ -203,42 +203,21 @@ func (g *generation) update(u engine.Update) {
 	g.signal()
 }
 
+// withLead is what the region shows for the accepted text: the lead and the text, or the
+// region's original text while nothing is accepted.
 func (g *generation) withLead(accepted string) string {
 	if accepted == "" {
+		return g.place.orig
+	}
+	return g.place.lead + accepted
+}
+
+// generatedText is the generated part of what the region shows.
+func (g *generation) generatedText(shown string) string {
+	if shown == g.place.orig {
 		return ""
 	}
-	return g.lead + accepted
-}
-
-// insertionPoint turns the place asked for into the byte offset where generated text goes and
-// the lead that precedes it: after a selection (the instruction), or at the cursor; at the
-// end of a non-blank line the text starts on a new line.
-func insertionPoint(text string, off int) (int, string) {
-	lineEnd := len(text)
-	if i := strings.IndexByte(text[off:], '\n'); i >= 0 {
-		lineEnd = off + i
-	}
-	if strings.TrimSpace(text[off:lineEnd]) != "" {
-		return off, "" // in the middle of code: continue right there
-	}
-	lineStart := strings.LastIndexByte(text[:off], '\n') + 1
-	if strings.TrimSpace(text[lineStart:off]) == "" {
-		return lineStart, "" // a blank line: write it from its start
-	}
-	if lineEnd < len(text) {
-		return lineEnd + 1, "" // end of a line: the next line's start
-	}
-	return lineEnd, "\n" // end of the last line, which has no line break
-}
-
-// endOfCodeLine says whether off ends a line that has code before it and none after it.
-func endOfCodeLine(text string, off int) bool {
-	lineEnd := len(text)
-	if i := strings.IndexByte(text[off:], '\n'); i >= 0 {
-		lineEnd = off + i
-	}
-	lineStart := strings.LastIndexByte(text[:off], '\n') + 1
-	return strings.TrimSpace(text[off:lineEnd]) == "" && strings.TrimSpace(text[lineStart:off]) != ""
+	return strings.TrimPrefix(shown, g.place.lead)
 }
 
 // promptFor is the tail of prefix the model sees, within promptBudget and cut at a line start.
@@ -257,8 +236,7 @@ func promptFor(prefix string) string {
 type searchSetup struct {
 	req       engine.Request
 	gen       model.Generator
-	insertOff int
-	lead      string
+	place     placement
 	warm      bool
 	version   int
 	enc       posEncoding
@@ -293,12 +271,13 @@ func (s *Server) prepare(ctx context.Context, t target) (*searchSetup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("position in %s: %w", t.URI, err)
 	}
-	insertOff, lead := insertionPoint(text, off)
+	opts := s.sessionOptions(path, lang)
+	chunkOpts := chunk.OptionsForFlags(opts.Flags, opts.Filename)
+	var pl placement
 	if t.AtCursor {
-		insertOff, lead = off, ""
-		if endOfCodeLine(text, off) {
-			lead = "\n"
-		}
+		pl = placeAtCursor(text, off)
+	} else {
+		pl = placeGenerate(text, off, t.Range != nil, chunkOpts)
 	}
 
 	if cfg.ModelURL == "" {
@@ -317,27 +296,29 @@ func (s *Server) prepare(ctx context.Context, t target) (*searchSetup, error) {
 			return nil, fmt.Errorf("policy %q: %w", cfg.Policy, err)
 		}
 	}
-	opts := s.sessionOptions(path, lang)
 	filename, flags := opts.Filename, opts.Flags
-	prefix := text[:insertOff] + lead
-	suffix := text[insertOff:]
+	prefix := text[:pl.off] + pl.lead
+	suffix := text[pl.off+len(pl.orig):]
 	req := engine.Request{
-		Prompt:      promptFor(prefix),
-		Prefix:      prefix,
-		Suffix:      suffix,
-		Filename:    filename,
-		Flags:       flags,
-		Root:        opts.Root,
-		Model:       cfg.Model,
-		Policy:      pol,
-		Budget:      engine.Budget{MaxTokens: cfg.MaxTokens, MaxAttempts: cfg.MaxAttempts},
-		StopAtClose: strings.TrimSpace(suffix) != "",
+		Prompt:   promptFor(prefix),
+		Prefix:   prefix,
+		Suffix:   suffix,
+		Filename: filename,
+		Flags:    flags,
+		Root:     opts.Root,
+		Model:    cfg.Model,
+		Policy:   pol,
+		Budget:   engine.Budget{MaxTokens: cfg.MaxTokens, MaxAttempts: cfg.MaxAttempts},
+		// End when the construct at the insertion point closes: always when code follows,
+		// and inside an open body even at the end of the document (a signature on the last
+		// line with no `}` anywhere must not run on into more functions).
+		StopAtClose: strings.TrimSpace(suffix) != "" || chunk.BraceDepth(prefix, chunkOpts) > 0,
 	}
 	warm := false
 	if s.warm != nil {
 		warm = s.warm.ready(opts, prefix)
 	}
-	return &searchSetup{req: req, gen: gen, insertOff: insertOff, lead: lead, warm: warm,
+	return &searchSetup{req: req, gen: gen, place: pl, warm: warm,
 		version: version, enc: enc, versioned: versioned}, nil
 }
 
@@ -397,10 +378,11 @@ func (s *Server) generate(ctx context.Context, t target, token json.RawMessage) 
 	defer cancel(nil)
 	g := &generation{
 		s: s, uri: t.URI, ctx: gctx, cancel: cancel,
-		lead: setup.lead, insertOff: setup.insertOff,
+		place:  setup.place,
 		prefix: setup.req.Prefix, suffix: setup.req.Suffix,
 		versioned: setup.versioned, warm: setup.warm,
-		started: time.Now(), start: setup.insertOff,
+		started: time.Now(), start: setup.place.off,
+		shown: setup.place.orig, target: setup.place.orig,
 		wake: make(chan struct{}, 1),
 	}
 	s.nextGen++
@@ -428,7 +410,7 @@ func (s *Server) generate(ctx context.Context, t target, token json.RawMessage) 
 		res, err := s.opts.Search(gctx, s.checker(), setup.gen, req)
 		g.mu.Lock()
 		if err == nil && res != nil && res.OK {
-			g.target = g.withLead(res.Text)
+			g.target = g.withLead(g.place.padded(res.Text))
 		}
 		g.finished = true
 		g.mu.Unlock()
@@ -538,9 +520,9 @@ func (g *generation) nextEditLocked(d *document, target string, enc posEncoding)
 	if tr.empty() {
 		return TextEdit{}, nil
 	}
-	from, to := g.start+tr.Keep, g.start+len(g.shown)
-	edit := TextEdit{Range: rangeAt(d.text, from, to, enc), NewText: tr.Ins}
-	p := &pendingEdit{base: d.version, start: from, end: to, text: tr.Ins, shown: target}
+	from, to, ins := offLastLine(d.text, g.start+tr.Keep, g.start+len(g.shown), tr.Ins)
+	edit := TextEdit{Range: rangeAt(d.text, from, to, enc), NewText: ins}
+	p := &pendingEdit{base: d.version, start: from, end: to, text: ins, shown: target}
 	g.pending = p
 	return edit, p
 }
@@ -605,7 +587,7 @@ func (s *Server) finish(g *generation, prog *progress, res *engine.Result, err e
 	}
 	s.mu.Unlock()
 
-	sum := &Summary{Text: strings.TrimPrefix(shown, g.lead), Warm: g.warm,
+	sum := &Summary{Text: g.generatedText(shown), Warm: g.warm,
 		WallMs: time.Since(g.started).Milliseconds()}
 	if res != nil {
 		sum.Attempts = res.Stats.Attempts

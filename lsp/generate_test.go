@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/hydra-lsp/hydra/checkers/chunk"
 )
 
 // editHarness drives a generation's edit tracking the way the server does, with the test
@@ -164,26 +166,57 @@ func TestUserEditBeforeServerEditArrivesMakesItStale(t *testing.T) {
 	}
 }
 
-func TestInsertionPoint(t *testing.T) {
+func TestPlaceGenerate(t *testing.T) {
+	const sig = "#include <vector>\n\nint sum(const std::vector<int>& v) {"
 	tests := []struct {
 		name, text string
-		off        int
+		cursor     string // the text before the cursor is text up to the first match of this marker's end
+		at         int    // or an explicit offset (when cursor is empty)
+		rangeEnd   bool
 		wantOff    int
 		wantLead   string
+		wantOrig   string
+		wantPad    bool
 	}{
-		{"end of a comment line", "// add\nint main(){}\n", 6, 7, ""},
-		{"end of the last line without newline", "// add", 6, 6, "\n"},
-		{"blank line", "// add\n  \nint x;\n", 8, 7, ""},
-		{"middle of code", "int x = ;\n", 8, 8, ""},
-		{"end of text with newline", "// add\n", 7, 7, ""},
+		{name: "end of a comment line", text: "// add\nint main(){}\n", at: 6, wantOff: 7, wantPad: true},
+		{name: "end of the last line without newline", text: "// add", at: 6, wantOff: 6, wantLead: "\n"},
+		{name: "blank line", text: "// add\n  \nint x;\n", at: 8, wantOff: 7, wantPad: false},
+		{name: "end of text with newline", text: "// add\n", at: 7, wantOff: 7},
+		// Neovim's normal-mode cursor sits on the `{` of the signature just typed.
+		{name: "on the { of a signature", text: sig + "\n", at: len(sig) - 1, wantOff: len(sig) + 1},
+		{name: "start of a signature line", text: sig + "\n", at: len("#include <vector>\n\n"), wantOff: len(sig) + 1},
+		{name: "signature on the last line, no newline", text: sig, at: len(sig) - 1, wantOff: len(sig), wantLead: "\n"},
+		{name: "mid-statement", text: "int f() {\n  int x = 0;\n}\n", at: 14, wantOff: 23},
+		{name: "for header", text: "void f() {\n  for (int i = 0; i < 3; i++) {\n  }\n}\n", at: 16, wantOff: 43},
+		{name: "lone brace", text: "void f()\n{\n}\n", at: 9, wantOff: 11},
+		{name: "blank line before }", text: "int f() {\n\n}\n", at: 10, wantOff: 10, wantOrig: "\n"},
+		{name: "blank lines after the line before }", text: "int f() {\n  \n\n}\n", at: 3, wantOff: 10, wantOrig: "  \n\n"},
+		{name: "after a function's }", text: "int f() {\n}\nint g();\n", at: 11, wantOff: 12, wantLead: "\n", wantPad: true},
+		{name: "blank line after a function", text: "int f() {\n}\n\nint g();\n", at: 12, wantOff: 12, wantLead: "\n"},
+		{name: "start of a statement line", text: "int f() {\n  return 1;\n}\n", at: 10, wantOff: 10},
+		{name: "start of a comment line", text: "// add\nint main(){}\n", at: 0, wantOff: 7, wantPad: true},
+		{name: "selection ending at a line start", text: "// add two ints\nint main(){}\n", at: 16, rangeEnd: true, wantOff: 16, wantPad: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			off, lead := insertionPoint(tt.text, tt.off)
-			if off != tt.wantOff || lead != tt.wantLead {
-				t.Fatalf("insertionPoint = %d %q, want %d %q", off, lead, tt.wantOff, tt.wantLead)
+			p := placeGenerate(tt.text, tt.at, tt.rangeEnd, chunk.Options{})
+			if p.off != tt.wantOff || p.lead != tt.wantLead || p.orig != tt.wantOrig || p.pad != tt.wantPad {
+				t.Fatalf("placeGenerate = %+v, want off %d lead %q orig %q pad %v", p, tt.wantOff, tt.wantLead, tt.wantOrig, tt.wantPad)
 			}
 		})
+	}
+}
+
+func TestPaddedAddsABlankLineAfterANewDefinition(t *testing.T) {
+	p := placement{pad: true}
+	if got := p.padded("int f() {\n  return 1;\n}\n"); got != "int f() {\n  return 1;\n}\n\n" {
+		t.Errorf("padded function = %q", got)
+	}
+	if got := p.padded("int x = 1;\n"); got != "int x = 1;\n" {
+		t.Errorf("a declaration got padded: %q", got)
+	}
+	if got := (placement{}).padded("int f() {\n}\n"); got != "int f() {\n}\n" {
+		t.Errorf("padded without pad: %q", got)
 	}
 }
 

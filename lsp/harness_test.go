@@ -385,12 +385,21 @@ func (c *client) applyWorkspaceEdit(we lsp.WorkspaceEdit) (bool, string) {
 		for _, e := range de.edits {
 			s, en := mustOffset(c.t, d.text, e.Range.Start), mustOffset(c.t, d.text, e.Range.End)
 			c.edits = append(c.edits, appliedEdit{URI: de.uri, Range: e.Range, NewText: e.NewText, Deleted: d.text[s:en]})
-			d.text = d.text[:s] + e.NewText + d.text[en:]
-			d.version++
 			r := e.Range
+			text := e.NewText
+			if c.neovim {
+				// Neovim applies the edit its own way and reports the lines it changed; the
+				// whole old text as the range is as good for the server (it trims changes).
+				r = lsp.Range{End: position(d.text, len(d.text))}
+				text = nvimApply(d.text, e)
+				d.text = text
+			} else {
+				d.text = d.text[:s] + e.NewText + d.text[en:]
+			}
+			d.version++
 			notes = append(notes, lsp.DidChangeTextDocumentParams{
 				TextDocument:   lsp.VersionedTextDocumentIdentifier{URI: de.uri, Version: d.version},
-				ContentChanges: []lsp.TextDocumentContentChangeEvent{{Range: &r, Text: e.NewText}},
+				ContentChanges: []lsp.TextDocumentContentChangeEvent{{Range: &r, Text: text}},
 			})
 		}
 	}
@@ -404,6 +413,31 @@ func (c *client) applyWorkspaceEdit(we lsp.WorkspaceEdit) (bool, string) {
 		c.sendChange(n)
 	}
 	return true, ""
+}
+
+// nvimApply applies a text edit the way Neovim 0.7's vim.lsp.util.apply_text_edits does
+// (runtime/lua/vim/lsp/util.lua): the buffer is a list of lines that always ends with a line
+// break, and a position on the line past the last one is moved to the end of the last line
+// with an extra line break inserted ("Some LSP servers may return +1 range of the buffer
+// content"). ASCII text only, as in these tests.
+func nvimApply(text string, e lsp.TextEdit) string {
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	sr, sc, er, ec := e.Range.Start.Line, e.Range.Start.Character, e.Range.End.Line, e.Range.End.Character
+	repl := strings.Split(e.NewText, "\n")
+	last := len(lines) - 1
+	if sr > last {
+		sr, sc = last, len(lines[last])
+		repl = append([]string{""}, repl...)
+	}
+	if er > last {
+		er, ec = last, len(lines[last])
+	}
+	sc, ec = min(sc, len(lines[sr])), min(ec, len(lines[er]))
+	head, tail := lines[sr][:sc], lines[er][ec:]
+	repl[0] = head + repl[0]
+	repl[len(repl)-1] += tail
+	out := append(append(append([]string(nil), lines[:sr]...), repl...), lines[er+1:]...)
+	return strings.Join(out, "\n") + "\n"
 }
 
 // sendChange sends a didChange now, or (neovim) queues it for a debounced flush.

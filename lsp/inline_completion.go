@@ -63,7 +63,7 @@ func (s *Server) inlineCompletion(ctx context.Context, params json.RawMessage) (
 	list := InlineCompletionList{Items: []InlineCompletionItem{}}
 	if res.OK && res.Text != "" {
 		list.Items = append(list.Items, InlineCompletionItem{
-			InsertText: setup.lead + res.Text,
+			InsertText: setup.place.lead + res.Text,
 			Range:      &Range{Start: p.Position, End: p.Position},
 		})
 		prog.end("accepted")

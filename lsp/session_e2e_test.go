@@ -429,7 +429,9 @@ func TestSeveralDocumentsGenerateIndependently(t *testing.T) {
 	dir := t.TempDir()
 	docs := []struct{ uri, prefix, suffix, want string }{
 		{"file://" + filepath.Join(dir, "acc.cpp"), accPrefix, accSuffix, accGood},
-		{"file://" + filepath.Join(dir, "twice.c"), "// Twice.\n", "int main(void) { return twice(0); }\n", "int twice(int x) {\n  return 2 * x;\n}\n"},
+		// The cursor at the start of main's line: the new function goes before it, with a
+		// blank line between them.
+		{"file://" + filepath.Join(dir, "twice.c"), "// Twice.\n", "int main(void) { return twice(0); }\n", "int twice(int x) {\n  return 2 * x;\n}\n\n"},
 	}
 	var wg sync.WaitGroup
 	sums := make([]lsp.Summary, len(docs))
