@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -35,42 +37,68 @@ func runBench(args []string) int {
 	return benchMain(args, os.Stdout, os.Stderr)
 }
 
+// benchFlags are `hydra bench`'s flags.
+type benchFlags struct {
+	tasks, only, source          string
+	seed                         int64
+	policies                     string
+	asJSON, markdown, withRuns   bool
+	traceDir, resume             string
+	modelURL, modelName          string
+	plotFile                     string
+	timeScale                    float64
+	profile                      string
+	simSpec, sweep               string
+	errorRate, fixProb, newFault float64
+	concurrency                  int
+	maxAttempts, maxTokens       int
+}
+
+// errUsage marks a bad command line (exit 2).
+var errUsage = errors.New("usage")
+
 // benchMain is `hydra bench` with its outputs as parameters (for tests).
 func benchMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var (
-		tasks       = fs.Int("tasks", 20, "number of tasks, drawn by --seed from both sources (0: all)")
-		seed        = fs.Int64("seed", 1, "seed of the task draw and of the simulated model")
-		policies    = fs.String("policies", strings.Join(benchOrder, ","), "comma-separated policies to compare: "+strings.Join(policy.Names(), ", "))
-		asJSON      = fs.Bool("json", false, "print one JSON object instead of the table")
-		withRuns    = fs.Bool("runs", false, "with --json: include every run")
-		traceDir    = fs.String("trace-dir", "", "write each run's result and search tree to DIR/TASK.POLICY.json")
-		modelURL    = fs.String("model-url", "", "a real OpenAI-compatible server (API base, e.g. http://localhost:8000/v1) instead of the simulated model")
-		modelName   = fs.String("model", "", "model name for --model-url (default: the simulated model's)")
-		plotFile    = fs.String("plot", "", "write box plots of tokens and latency per policy to this .svg or .png file")
-		timeScale   = fs.Float64("time-scale", 1, "simulated model: multiply its latencies (0.1 = ten times faster)")
-		profile     = fs.String("profile", "gpt-oss-120b", "simulated model: latency profile (gpt-oss-120b: 7 ms/token; qwen32b)")
-		errorRate   = fs.Float64("error-rate", -1, "simulated model: share of tasks whose first attempt has a static error (default the paper's 0.17)")
-		fixProb     = fs.Float64("fix-prob", -1, "simulated model: chance that a retry which regenerates a fault's root fixes it (default 0.7)")
-		newFault    = fs.Float64("new-fault-rate", -1, "simulated model: chance that a retry makes a new fault, scaled by the share regenerated (default 0.17)")
-		only        = fs.String("task", "", "run only these tasks (comma-separated ids, e.g. CPP/17); overrides --tasks and --source")
-		source      = fs.String("source", "", "only tasks of this source: humaneval-x or thealgorithms")
-		parallel    = fs.Int("parallel", 1, "tasks run at once (latencies are cleanest with 1)")
-		maxAttempts = fs.Int("max-attempts", 8, "attempts per search")
-		maxTokens   = fs.Int("max-tokens", 8192, "output tokens per completion request (the longest corpus program is about 8,000 tokens)")
-	)
+	var f benchFlags
+	fs.StringVar(&f.tasks, "tasks", "20", "the tasks: a number drawn by --seed from both sources (0 or all: every task), a set by name (humaneval-x, thealgorithms), or a JSONL file of your own (one {id, lang, prompt, solution, test} per line)")
+	fs.Int64Var(&f.seed, "seed", 1, "seed of the task draw and of the simulated model")
+	fs.StringVar(&f.policies, "policies", strings.Join(benchOrder, ","), "comma-separated policies to compare: "+strings.Join(policy.Names(), ", "))
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object instead of the table")
+	fs.BoolVar(&f.markdown, "markdown", false, "print Markdown tables (as docs/POLICIES.md holds them) instead of the plain table")
+	fs.BoolVar(&f.withRuns, "runs", false, "with --json: include every run")
+	fs.StringVar(&f.traceDir, "trace-dir", "", "write each run's result and search tree to DIR/TASK.POLICY.json")
+	fs.StringVar(&f.resume, "resume", "", "write each run to DIR as it ends, and skip the runs DIR already holds (resume an interrupted benchmark)")
+	fs.StringVar(&f.modelURL, "model-url", "", "an OpenAI-compatible server (API base, e.g. http://localhost:8000/v1) instead of the simulated model")
+	fs.StringVar(&f.modelName, "model", "", "model name for --model-url (default: the simulated model's)")
+	fs.StringVar(&f.plotFile, "plot", "", "write box plots of tokens and latency per policy (with --sweep: heatmaps of TokPol's paired ratios) to this .svg or .png file")
+	fs.Float64Var(&f.timeScale, "time-scale", 1, "simulated model: multiply its latencies (0.1 = ten times faster)")
+	fs.StringVar(&f.profile, "profile", "gpt-oss-120b", "simulated model: latency profile (gpt-oss-120b: 7 ms/token; qwen32b)")
+	fs.StringVar(&f.simSpec, "sim", "", "simulated model's parameters, e.g. local=0.1,far=0.6,fix=0.5,logprob-auc=0.6,new-fault=0.17 (names: "+strings.Join(sim.ParamNames(), ", ")+")")
+	fs.StringVar(&f.sweep, "sweep", "", "run every policy on the same tasks at each point of a grid of simulator parameters, e.g. local=0.1/0.3,far=0.35/0.6 ('default': "+defaultSweep+")")
+	fs.Float64Var(&f.errorRate, "error-rate", -1, "simulated model: same as --sim error-rate=R")
+	fs.Float64Var(&f.fixProb, "fix-prob", -1, "simulated model: same as --sim fix=P")
+	fs.Float64Var(&f.newFault, "new-fault-rate", -1, "simulated model: same as --sim new-fault=R")
+	fs.StringVar(&f.only, "task", "", "run only these tasks (comma-separated ids, e.g. CPP/17); overrides --tasks and --source")
+	fs.StringVar(&f.source, "source", "", "only tasks of this source: humaneval-x or thealgorithms")
+	fs.IntVar(&f.concurrency, "concurrency", 8, "tasks run at once (each task's policies run one after the other)")
+	fs.IntVar(&f.maxAttempts, "max-attempts", 8, "attempts per search")
+	fs.IntVar(&f.maxTokens, "max-tokens", 8192, "output tokens per completion request (the longest corpus program is about 8,000 tokens)")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: hydra bench [--tasks N] [--seed S] [--policies a,b,...] [--json] [--model-url URL]
-                   [--plot FILE.svg|png] [--time-scale X] [flags]
+		fmt.Fprint(stderr, `usage: hydra bench [--tasks N|humaneval-x|thealgorithms|FILE.jsonl] [--seed S] [--policies a,b,...]
+                   [--sim k=v,...] [--sweep k=v1/v2,...] [--json|--markdown] [--model-url URL]
+                   [--concurrency N] [--resume DIR] [--plot FILE.svg|png] [--time-scale X] [flags]
        hydra bench checker [flags]   (the checker's own benchmark)
 
 Runs repair policies side by side on the same tasks and seeds, with the real Clang checker,
-against the SIMULATED model of engine/sim (a stand-in, not a real model; its assumptions are
-printed with the results) or a real server (--model-url). Every result is checked again on its
-own: static correctness with clang, functional correctness (HumanEval-X) by running the task's
-tests in a sandbox. Reports latency and output tokens (mean, p50, p75) for all tasks and for the
-tasks that hit a static error, ratios against post-hoc repair, and checkpoint reuse.
+against the SIMULATED model of engine/sim (a stand-in, not a real model; its parameters and
+assumptions are printed with the results) or a server (--model-url). Every result is checked
+again on its own: static correctness with clang, functional correctness (HumanEval-X) by running
+the task's tests in a sandbox. Reports latency, output tokens and repair overhead (tokens beyond
+the task's unconstrained run) for all tasks and for those that hit a static error, TokPol's
+paired ratios against local-first, fixed and post-hoc with 95% bootstrap intervals, and
+checkpoint reuse. --sweep repeats this over a grid of simulator parameters.
 
 `)
 		fs.PrintDefaults()
@@ -82,87 +110,196 @@ tasks that hit a static error, ratios against post-hoc repair, and checkpoint re
 		fmt.Fprintf(stderr, "hydra bench: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
+	err := f.run(stdout, stderr)
+	switch {
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "hydra bench: %v\n", err)
+		return 2
+	case errors.Is(err, errInfraFailures):
+		fmt.Fprintf(stderr, "hydra bench: %v\n", err)
+		return 1
+	case err != nil:
+		fmt.Fprintf(stderr, "hydra bench: %v\n", err)
+		return 2
+	}
+	return 0
+}
+
+// defaultSweep is the grid --sweep default runs: the root-cause distance classes across and
+// beyond the paper's ranges, at two repair probabilities.
+const defaultSweep = "local=0.1/0.3/0.5,far=0.2/0.35/0.6"
+
+var errInfraFailures = errors.New("runs failed on infrastructure errors (see the runs with --json --runs)")
+
+func usagef(format string, a ...any) error { return wrapUsage{fmt.Errorf(format, a...)} }
+
+// wrapUsage carries a usage error's message; errors.Is(err, errUsage) holds for it.
+type wrapUsage struct{ err error }
+
+func (w wrapUsage) Error() string        { return w.err.Error() }
+func (w wrapUsage) Is(target error) bool { return target == errUsage }
+func (w wrapUsage) Unwrap() error        { return w.err }
+
+// taskOptions reads --tasks, --source, --task and --seed.
+func (f *benchFlags) taskOptions() (bench.TaskOptions, error) {
+	o := bench.TaskOptions{Seed: f.seed, Source: f.source}
+	if f.only != "" {
+		o.IDs = strings.Split(f.only, ",")
+		return o, nil
+	}
+	switch v := strings.TrimSpace(f.tasks); {
+	case v == "all":
+	case v == "humaneval-x" || v == "thealgorithms":
+		if f.source != "" && f.source != v {
+			return o, usagef("--tasks %s and --source %s name different sets", v, f.source)
+		}
+		o.Source = v
+	default:
+		n, err := strconv.Atoi(v)
+		if err == nil {
+			if n < 0 {
+				return o, usagef("--tasks %d is negative", n)
+			}
+			o.N = n
+			break
+		}
+		if _, serr := os.Stat(v); serr != nil {
+			return o, usagef("--tasks %q is not a number, a set (humaneval-x, thealgorithms, all) or a file: %v", v, serr)
+		}
+		o.File = v
+	}
+	return o, nil
+}
+
+// simOptions are the simulated model's options from the flags.
+func (f *benchFlags) simOptions() (sim.Options, error) {
+	opts := sim.DefaultOptions()
+	p, ok := sim.Profiles[f.profile]
+	if !ok {
+		return opts, usagef("--profile %q: unknown (known: gpt-oss-120b, qwen32b)", f.profile)
+	}
+	opts.Profile, opts.Seed, opts.TimeScale = p, f.seed, f.timeScale
+	for name, v := range map[string]float64{"error-rate": f.errorRate, "fix": f.fixProb, "new-fault": f.newFault} {
+		if v >= 0 {
+			if err := opts.SetParam(name, v); err != nil {
+				return opts, usagef("%v", err)
+			}
+		}
+	}
+	if err := opts.SetParams(f.simSpec); err != nil {
+		return opts, usagef("--sim: %v", err)
+	}
+	return opts, nil
+}
+
+func (f *benchFlags) run(stdout, stderr io.Writer) error {
 	var names []string
-	for _, p := range strings.Split(*policies, ",") {
+	for _, p := range strings.Split(f.policies, ",") {
 		if p = strings.TrimSpace(p); p == "" {
 			continue
 		}
 		if _, err := policy.ByName(p); err != nil {
-			fmt.Fprintf(stderr, "hydra bench: --policies: %v\n", err)
-			return 2
+			return usagef("--policies: %v", err)
 		}
 		names = append(names, p)
 	}
 	if len(names) == 0 {
-		fmt.Fprintln(stderr, "hydra bench: --policies names no policy")
-		return 2
+		return usagef("--policies names no policy")
 	}
-	if *timeScale < 0 || *tasks < 0 || *maxAttempts < 1 {
-		fmt.Fprintln(stderr, "hydra bench: --time-scale and --tasks must not be negative, --max-attempts at least 1")
-		return 2
+	if f.timeScale < 0 || f.maxAttempts < 1 || f.concurrency < 1 {
+		return usagef("--time-scale must not be negative, --max-attempts and --concurrency at least 1")
 	}
-	if *plotFile != "" && !strings.HasSuffix(*plotFile, ".svg") && !strings.HasSuffix(*plotFile, ".png") {
-		fmt.Fprintf(stderr, "hydra bench: --plot %s: want a .svg or .png file name\n", *plotFile)
-		return 2
+	if f.plotFile != "" && !strings.HasSuffix(f.plotFile, ".svg") && !strings.HasSuffix(f.plotFile, ".png") {
+		return usagef("--plot %s: want a .svg or .png file name", f.plotFile)
+	}
+	if f.asJSON && f.markdown {
+		return usagef("--json and --markdown exclude each other")
+	}
+	to, err := f.taskOptions()
+	if err != nil {
+		return err
+	}
+	opts, err := f.simOptions()
+	if err != nil {
+		return err
+	}
+	var axes []bench.Axis
+	if f.sweep != "" {
+		if f.modelURL != "" {
+			return usagef("--sweep varies the simulated model's parameters; it cannot run against --model-url")
+		}
+		if f.resume != "" {
+			return usagef("--sweep does not take --resume")
+		}
+		spec := f.sweep
+		if spec == "default" {
+			spec = defaultSweep
+		}
+		known := func(n string) bool { return opts.SetParam(n, opts.Param(n)) == nil }
+		if axes, err = bench.ParseGrid(spec, known); err != nil {
+			return usagef("--sweep: %v", err)
+		}
+		for _, pt := range bench.Points(axes) {
+			o := opts
+			for k, v := range pt {
+				_ = o.SetParam(k, v)
+			}
+			if o.LocalFrac+o.FarFrac > 1 {
+				return usagef("--sweep: a cell has local=%v and far=%v, more than 1 together", o.LocalFrac, o.FarFrac)
+			}
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	var ids []string
-	if *only != "" {
-		ids = strings.Split(*only, ",")
-	}
-	simTasks, err := bench.LoadTasks(bench.TaskOptions{N: *tasks, Seed: *seed, Source: *source, IDs: ids})
+	simTasks, err := bench.LoadTasks(to)
 	if err != nil {
-		fmt.Fprintf(stderr, "hydra bench: %v\n", err)
-		return 2
+		return usagef("%v", err)
 	}
-	cfg := bench.Config{Tasks: len(simTasks), Seed: *seed, Policies: names, ModelURL: *modelURL, Model: *modelName,
-		TimeScale: *timeScale, Parallel: *parallel, MaxAttempts: *maxAttempts, MaxTokens: *maxTokens, KeepRuns: *withRuns, TraceDir: *traceDir}
-
+	cfg := bench.Config{Tasks: len(simTasks), Seed: f.seed, Policies: names, ModelURL: f.modelURL, Model: f.modelName,
+		TimeScale: f.timeScale, Parallel: f.concurrency, MaxAttempts: f.maxAttempts, MaxTokens: f.maxTokens, KeepRuns: f.withRuns, TraceDir: f.traceDir}
 	ck, err := clang.New(clang.Options{})
 	if err != nil {
-		fmt.Fprintf(stderr, "hydra bench: %v\n", err)
-		return 2
+		return err
 	}
 	defer ck.Close()
 	env := bench.Env{Checker: ck, Tasks: bench.FromSim(simTasks)}
 
+	if axes != nil {
+		return f.runSweep(ctx, cfg, env, opts, axes, simTasks, stdout, stderr)
+	}
+
 	var describe func() map[string]any
-	if *modelURL != "" {
-		c, err := model.NewClient(*modelURL)
+	if f.modelURL != "" {
+		c, err := model.NewClient(f.modelURL)
 		if err != nil {
-			fmt.Fprintf(stderr, "hydra bench: --model-url: %v\n", err)
-			return 2
+			return usagef("--model-url: %v", err)
+		}
+		served, err := bench.ServerModels(ctx, c.BaseURL())
+		if err != nil {
+			return fmt.Errorf("--model-url: %w", err)
+		}
+		real := bench.IsRealModel(served)
+		if cfg.Model == "" && len(served) == 1 {
+			for id := range served {
+				cfg.Model = id
+			}
 		}
 		env.Generator = func(string) model.Generator { return c }
 		describe = func() map[string]any {
-			return map[string]any{"model": *modelName, "real_model": true, "url": c.BaseURL(),
-				"notes": []string{"a real OpenAI-compatible server; latencies include its queueing"}}
+			note := "a real OpenAI-compatible server, as its /v1/models says; latencies include its queueing"
+			if !real {
+				note = "the server names itself a stand-in in /v1/models: NOT a real model"
+			}
+			return map[string]any{"model": cfg.Model, "real_model": real, "url": c.BaseURL(), "served_models": served,
+				"notes": []string{note}}
 		}
 	} else {
-		opts := sim.DefaultOptions()
-		p, ok := sim.Profiles[*profile]
-		if !ok {
-			fmt.Fprintf(stderr, "hydra bench: --profile %q: unknown (known: gpt-oss-120b, qwen32b)\n", *profile)
-			return 2
-		}
-		opts.Profile, opts.Seed, opts.TimeScale = p, *seed, *timeScale
-		if *errorRate >= 0 {
-			opts.ErrorRate = *errorRate
-		}
-		if *fixProb >= 0 {
-			opts.FixProb = *fixProb
-		}
-		if *newFault >= 0 {
-			opts.NewFaultRate = *newFault
-		}
 		fmt.Fprintf(stderr, "hydra bench: simulated model (a stand-in, not a real model): planning faults for %d tasks with clang…\n", len(simTasks))
 		sm, err := bench.NewSimModel(ctx, opts, simTasks, 2)
 		if err != nil {
-			fmt.Fprintf(stderr, "hydra bench: %v\n", err)
-			return 2
+			return err
 		}
 		defer sm.Close()
 		if cfg.Model == "" {
@@ -171,38 +308,134 @@ tasks that hit a static error, ratios against post-hoc repair, and checkpoint re
 		env.Generator = sm.Generator
 		describe = sm.Describe
 	}
+	if f.resume != "" {
+		rd, err := bench.OpenRunDir(f.resume)
+		if err != nil {
+			return err
+		}
+		bind := map[string]any{"config": cfg, "sim": opts.Params(), "profile": opts.Profile.Name, "tasks": taskIDs(simTasks)}
+		if f.modelURL != "" {
+			bind["sim"] = nil
+		}
+		if err := rd.Bind(bind); err != nil {
+			return usagef("--resume: %v", err)
+		}
+		if env.Done, err = rd.Load(); err != nil {
+			return err
+		}
+		if len(env.Done) > 0 {
+			fmt.Fprintf(stderr, "hydra bench: resuming: %d runs already in %s\n", len(env.Done), f.resume)
+		}
+		env.OnRun = func(r bench.Run) {
+			if err := rd.Save(r); err != nil {
+				fmt.Fprintf(stderr, "hydra bench: %v\n", err)
+			}
+		}
+	}
 
 	runs, err := bench.Execute(ctx, cfg, env, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "hydra bench: %v\n", err)
-		return 2
+		return err
 	}
 	rep := bench.NewReport(cfg, describe(), runs)
-	if *plotFile != "" {
-		if err := bench.WritePlot(*plotFile, rep, runs); err != nil {
-			fmt.Fprintf(stderr, "hydra bench: %v\n", err)
-			return 2
+	if f.plotFile != "" {
+		if err := bench.WritePlot(f.plotFile, rep, runs); err != nil {
+			return err
 		}
-		fmt.Fprintf(stderr, "hydra bench: plot written to %s\n", *plotFile)
+		fmt.Fprintf(stderr, "hydra bench: plot written to %s\n", f.plotFile)
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			fmt.Fprintf(stderr, "hydra bench: %v\n", err)
-			return 2
+	switch {
+	case f.asJSON:
+		if err := writeJSON(stdout, rep); err != nil {
+			return err
 		}
-	} else if err := rep.WriteTable(stdout); err != nil {
-		fmt.Fprintf(stderr, "hydra bench: %v\n", err)
-		return 2
+	case f.markdown:
+		if err := rep.WriteMarkdown(stdout); err != nil {
+			return err
+		}
+	default:
+		if err := rep.WriteTable(stdout); err != nil {
+			return err
+		}
 	}
 	failures := 0
 	for _, p := range names {
 		failures += rep.Policies[p].All.Failures
 	}
 	if failures > 0 {
-		fmt.Fprintf(stderr, "hydra bench: %d runs failed on infrastructure errors (see the runs with --json --runs)\n", failures)
-		return 1
+		return fmt.Errorf("%d %w", failures, errInfraFailures)
 	}
-	return 0
+	return nil
+}
+
+func taskIDs(ts []sim.Task) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.ID
+	}
+	return out
+}
+
+// runSweep runs every policy on the same tasks at each point of the grid and reports the cells.
+func (f *benchFlags) runSweep(ctx context.Context, cfg bench.Config, env bench.Env, base sim.Options, axes []bench.Axis,
+	tasks []sim.Task, stdout, stderr io.Writer) error {
+	if cfg.Model == "" {
+		cfg.Model = sim.ModelName
+	}
+	sw := &bench.Sweep{Axes: axes, Config: cfg}
+	points := bench.Points(axes)
+	failures := 0
+	for i, pt := range points {
+		o := base
+		for k, v := range pt {
+			_ = o.SetParam(k, v)
+		}
+		fmt.Fprintf(stderr, "hydra bench: sweep cell %d of %d: %v (simulated model, a stand-in)\n", i+1, len(points), pt)
+		sm, err := bench.NewSimModel(ctx, o, tasks, 2)
+		if err != nil {
+			return err
+		}
+		env.Generator = sm.Generator
+		runs, err := bench.Execute(ctx, cfg, env, stderr)
+		if err != nil {
+			sm.Close()
+			return err
+		}
+		rep := bench.NewReport(cfg, sm.Describe(), runs)
+		if i == 0 {
+			sw.Simulator = sm.Describe()
+		}
+		sm.Close()
+		sw.Cells = append(sw.Cells, bench.NewCell(o.Params(), rep))
+		for _, p := range cfg.Policies {
+			failures += rep.Policies[p].All.Failures
+		}
+	}
+	if f.plotFile != "" {
+		if err := sw.WriteHeatmap(f.plotFile); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "hydra bench: heatmap written to %s\n", f.plotFile)
+	}
+	switch {
+	case f.asJSON:
+		if err := writeJSON(stdout, sw); err != nil {
+			return err
+		}
+	default:
+		if err := sw.WriteMarkdown(stdout); err != nil {
+			return err
+		}
+	}
+	if failures > 0 {
+		return fmt.Errorf("%d %w", failures, errInfraFailures)
+	}
+	return nil
+}
+
+// writeJSON writes v as one indented JSON object.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -113,6 +113,15 @@ func TestBenchRejectsBadFlags(t *testing.T) {
 		{[]string{"--plot", "x.gif"}, "want a .svg or .png"},
 		{[]string{"--time-scale", "-1"}, "must not be negative"},
 		{[]string{"extra"}, "unexpected arguments"},
+		{[]string{"--sim", "local=0.1,speed=2"}, `unknown simulator parameter "speed"`},
+		{[]string{"--sim", "local=0.7,far=0.6"}, "add up to more than 1"},
+		{[]string{"--sim", "fix=1.2"}, "fix=1.2 is not in [0, 1]"},
+		{[]string{"--sim", "fix"}, "is not name=value"},
+		{[]string{"--sweep", "local=0.1/0.9,far=0.6"}, "more than 1 together"},
+		{[]string{"--sweep", "local=0.1", "--model-url", "http://127.0.0.1:1/v1"}, "cannot run against --model-url"},
+		{[]string{"--tasks", "no-such-set"}, "is not a number, a set"},
+		{[]string{"--concurrency", "0"}, "--concurrency at least 1"},
+		{[]string{"--json", "--markdown"}, "exclude each other"},
 	}
 	for _, tc := range tests {
 		var out, errb bytes.Buffer
@@ -157,8 +166,10 @@ func TestBenchTalksToAServerGivenByURL(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if real, _ := rep.Simulator["real_model"].(bool); !real || rep.Simulator["url"] == nil {
-		t.Errorf("model description %v does not name the server", rep.Simulator)
+	// The server names itself the simulator in /v1/models: real_model comes from that, not
+	// from --model-url.
+	if real, ok := rep.Simulator["real_model"].(bool); !ok || real || rep.Simulator["url"] == nil {
+		t.Errorf("model description %v: want real_model false (the server is the simulator) and its URL", rep.Simulator)
 	}
 	for _, p := range []string{"tokpol", "posthoc"} {
 		if m := rep.Policies[p]["all"]; m["tasks"] != 2 || m["tokens_mean"] <= 0 || m["attempts_mean"] < 1 {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -109,6 +110,7 @@ type simFlags struct {
 	timeScale                     float64
 	errorRate, localFrac, farFrac float64
 	fixProb, newFaultRate         float64
+	spec                          string
 	prepare                       bool
 	printAssumptions              bool
 }
@@ -128,6 +130,7 @@ func addSimFlags(fs *flag.FlagSet) *simFlags {
 	fs.Float64Var(&f.farFrac, "far-frac", d.FarFrac, "share of faults needing a rollback past half-way")
 	fs.Float64Var(&f.fixProb, "fix-prob", d.FixProb, "chance that a retry regenerating a fault's root fixes it")
 	fs.Float64Var(&f.newFaultRate, "new-fault-rate", d.NewFaultRate, "chance that a retry makes a new fault (scaled by the share regenerated)")
+	fs.StringVar(&f.spec, "sim", "", "simulator parameters as name=value pairs, applied after the flags above (names: "+strings.Join(sim.ParamNames(), ", ")+")")
 	fs.BoolVar(&f.prepare, "prepare", false, "plan every served task's faults (with clang) before serving")
 	fs.BoolVar(&f.printAssumptions, "assumptions", false, "print the simulator's assumptions as JSON on stderr")
 	return f
@@ -161,6 +164,9 @@ func (f *simFlags) handler() (http.Handler, string, error) {
 	o.Seed, o.Profile, o.TimeScale = f.seed, p, f.timeScale
 	o.ErrorRate, o.LocalFrac, o.FarFrac = f.errorRate, f.localFrac, f.farFrac
 	o.FixProb, o.NewFaultRate = f.fixProb, f.newFaultRate
+	if err := o.SetParams(f.spec); err != nil {
+		return nil, "", err
+	}
 	s, err := sim.NewServer(o)
 	if err != nil {
 		return nil, "", err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -16,15 +17,16 @@ import (
 	"github.com/hydra-lsp/hydra/checkers/mutate"
 )
 
-// Distance classes of a fault: how far before the reported error its root lies.
+// Distance classes of a fault: how far before the reported error its root lies, counted in
+// source lines (the simulator's own measure; no policy uses it).
 const (
 	// ClassLocal: the root is on the line clang reports (regenerating that line fixes it).
 	ClassLocal = "local"
-	// ClassMid: the root is on an earlier line, in the later half of the generated text before
-	// the error.
+	// ClassMid: the root is on an earlier line, in the later half of the generated lines before
+	// the error's line.
 	ClassMid = "mid"
-	// ClassFar: the root lies in the first half of the generated text before the error, so a
-	// repair must roll back past half-way.
+	// ClassFar: the root's line lies in the first half of the generated lines before the
+	// error's line, so a repair must roll back past half-way.
 	ClassFar = "far"
 )
 
@@ -45,6 +47,10 @@ type Fault struct {
 	ErrLine  int    `json:"err_line"`
 	Diag     string `json:"diag"`
 	Class    string `json:"class"`
+	// Gen is where the generated text starts (the prompt's length).
+	Gen int `json:"gen_start"`
+	// ErrPos is the first error's position in the generated text, normalised by its length.
+	ErrPos float64 `json:"err_pos"`
 }
 
 // Plan is what the simulated model does on a task: whether its first attempt has a fault, and
@@ -56,6 +62,8 @@ type Plan struct {
 	// WantClass is the distance class drawn for First; First.Class may differ when no mutant of
 	// that class was found.
 	WantClass string `json:"want_class,omitempty"`
+	// WantPos is the first error's position drawn for First (see Fault.ErrPos).
+	WantPos float64 `json:"want_pos,omitempty"`
 	// Pool holds further checked faults that retries may introduce (new faults at the base rate).
 	Pool []*Fault `json:"pool,omitempty"`
 	// ClangRuns counts the compiler runs the plan took.
@@ -99,17 +107,25 @@ type planner struct {
 	poolSize   int
 }
 
+// classMatches is how many faults of the drawn class a plan looks for before it picks the one
+// whose first error lies nearest the drawn position.
+const classMatches = 4
+
 // plan draws and checks the faults of task t. wantFault says whether the first attempt has one
-// (drawn by the caller), class its distance class.
+// (drawn by the caller), class its distance class. The first error's position is calibrated:
+// a target is drawn from the triangular distribution on [0, 1] (median 0.5, the median
+// normalised first-error position of real models' C++ completions) and, among the faults of
+// the class found, the one whose error lies nearest it is used.
 func (p *planner) plan(ctx context.Context, t Task, rng *rand.Rand, wantFault bool, class string) (*Plan, error) {
 	pl := &Plan{TaskID: t.ID}
 	if wantFault {
 		pl.WantClass = class
+		pl.WantPos = (rng.Float64() + rng.Float64()) / 2
 	}
 	src := t.Text()
 	g := len(t.Prompt)
 	seen := map[string]bool{src: true}
-	var found []*Fault
+	var found, match []*Fault
 	ops := opsFor(class, p.ops, rng)
 	for i := 0; pl.ClangRuns < p.candidates && i < 6*len(ops); i++ {
 		op := ops[i%len(ops)]
@@ -134,18 +150,27 @@ func (p *planner) plan(ctx context.Context, t Task, rng *rand.Rand, wantFault bo
 			continue // compiles, or clang complains before the root's line (not the fault we meant)
 		}
 		f := &Fault{Op: m.Op, Desc: m.Desc, Text: m.Text, Diff: min(diff, m.RootOff), RootOff: m.RootOff,
-			RootLine: m.RootLine, ErrOff: res.off, ErrLine: res.line, Diag: res.diag}
-		f.Class = classify(g, f)
+			RootLine: m.RootLine, ErrOff: res.off, ErrLine: res.line, Diag: res.diag, Gen: g}
+		f.Class = classify(m.Text, g, f)
+		f.ErrPos = float64(f.ErrOff-g) / float64(max(len(m.Text)-g, 1))
 		found = append(found, f)
-		if wantFault && pl.First == nil && f.Class == class {
-			pl.First = f
+		if f.Class == class {
+			match = append(match, f)
 		}
-		if (!wantFault || pl.First != nil) && len(found) >= p.poolSize+1 {
+		if (!wantFault || len(match) >= classMatches) && len(found) >= p.poolSize+1 {
 			break
 		}
 	}
-	if wantFault && pl.First == nil && len(found) > 0 {
-		pl.First = closest(found, class)
+	if wantFault && len(found) > 0 {
+		if len(match) == 0 {
+			match = []*Fault{closest(found, class)}
+		}
+		pl.First = match[0]
+		for _, f := range match[1:] {
+			if math.Abs(f.ErrPos-pl.WantPos) < math.Abs(pl.First.ErrPos-pl.WantPos) {
+				pl.First = f
+			}
+		}
 	}
 	for _, f := range found {
 		if f != pl.First && len(pl.Pool) < p.poolSize {
@@ -155,12 +180,14 @@ func (p *planner) plan(ctx context.Context, t Task, rng *rand.Rand, wantFault bo
 	return pl, nil
 }
 
-// classify puts f in a distance class relative to the generated text starting at g.
-func classify(g int, f *Fault) string {
+// classify puts f in a distance class, counting source lines of text from the first generated
+// line (the line holding offset g).
+func classify(text string, g int, f *Fault) string {
+	first := strings.Count(text[:g], "\n") + 1
 	switch {
 	case f.RootLine == f.ErrLine:
 		return ClassLocal
-	case f.RootOff < g+(f.ErrOff-g)/2:
+	case float64(f.RootLine-first) < float64(f.ErrLine-first)/2:
 		return ClassFar
 	}
 	return ClassMid

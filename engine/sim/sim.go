@@ -10,7 +10,9 @@
 // real clang (each fault fails to compile and its root precedes the error clang reports). It
 // finds the task and the accepted prefix in the prompt (task prompt + accepted prefix + maybe a
 // feedback comment), continues the intended text from there, and on a retry fixes a fault only
-// when the retry regenerates the fault's root, with a set probability. It bills tokens with a
+// when the retry regenerates the fault's root, with a probability that falls each time the model
+// repeats the same mistake (docs/simulated-model.md). Its parameters come from published figures
+// or are stated middle values, never from a repair policy's model: no policy reads them. It bills tokens with a
 // real BPE tokenizer, streams at a per-token latency, charges prefill for the part of the prompt
 // a prefix cache would not hold, and reports usage (cached tokens included) like vLLM does.
 // Everything is deterministic given the seed, the task and the sequence of identical prompts.
@@ -29,6 +31,7 @@ import (
 	"net/http"
 	"os/exec"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -77,20 +80,29 @@ type Options struct {
 	// ErrorRate is the share of tasks whose first attempt has a static error (paper: ~17% for a
 	// 32B model).
 	ErrorRate float64
-	// LocalFrac and FarFrac split the faults by root-cause distance: LocalFrac fixable by
-	// regenerating the error's line, FarFrac needing a rollback past half-way, the rest between.
+	// LocalFrac and FarFrac split the faults by root-cause distance, measured in source lines
+	// (the simulator's own measure, see classify): LocalFrac with the root on the error's line,
+	// FarFrac with the root in the first half of the generated lines before the error's line,
+	// the rest between. Default: the middle of the paper's Fig. 2 ranges (20–40%, 30–40%).
 	LocalFrac, FarFrac float64
-	// FixProb is the chance that a retry which regenerates a fault's root does not repeat it.
+	// FixProb is the chance that the first retry which regenerates a fault's root does not
+	// repeat it. Default 0.5, a stated middle value (no published figure).
 	FixProb float64
+	// Stickiness is how much a repeated mistake sticks: each time the model repeats a fault,
+	// the chance that its next regeneration fixes it is multiplied by 1 − Stickiness (models
+	// that made a mistake twice tend to make it again). Default 0.5, a stated middle value.
+	Stickiness float64
 	// NewFaultRate is the chance that a retry introduces a new fault, scaled by the share of the
 	// solution it regenerates. New faults come from the plan's pool of checked faults, which
 	// only tasks planned with a first fault have.
 	NewFaultRate float64
 	// Ops are the fault kinds (default: all of mutate.Ops).
 	Ops []mutate.Op
-	// RootLogprob is the log-probability reported for the token at a fault's root (when asked
-	// for logprobs); other tokens get about -0.05. It models a model less sure where it errs.
-	RootLogprob float64
+	// LogprobAUC is how well the logprob of a fault's root token separates it from the other
+	// tokens: the probability that the root's surprisal exceeds an ordinary token's (ROC AUC).
+	// 0.5 is no signal, 1 a perfect tell. Default 0.75, a stated middle value (see
+	// tokenSurprisal).
+	LogprobAUC float64
 
 	// CacheBlock is the prefix cache's block size in tokens (vLLM: 16): only whole blocks hit.
 	CacheBlock int
@@ -118,10 +130,11 @@ func DefaultOptions() Options {
 		ErrorRate:    0.17,
 		LocalFrac:    0.30,
 		FarFrac:      0.35,
-		FixProb:      0.7,
+		FixProb:      0.5,
+		Stickiness:   0.5,
 		NewFaultRate: 0.17,
 		Ops:          append([]mutate.Op(nil), mutate.Ops...),
-		RootLogprob:  -2.5,
+		LogprobAUC:   0.75,
 		CacheBlock:   16,
 		CacheEntries: 16,
 		Clang:        "clang-19",
@@ -147,8 +160,10 @@ type Assumptions struct {
 	MidFrac        float64  `json:"mid_frac"`
 	FarFrac        float64  `json:"far_frac"`
 	FixProb        float64  `json:"fix_prob"`
+	Stickiness     float64  `json:"stickiness"`
 	NewFaultRate   float64  `json:"new_fault_rate"`
-	RootLogprob    float64  `json:"root_logprob"`
+	LogprobAUC     float64  `json:"logprob_auc"`
+	ErrPosition    string   `json:"first_error_position"`
 	CacheBlock     int      `json:"prefix_cache_block_tokens"`
 	CacheEntries   int      `json:"prefix_cache_entries_per_task"`
 	FaultOps       []string `json:"fault_ops"`
@@ -191,6 +206,7 @@ type taskState struct {
 
 	// The fields below are guarded by Server.mu.
 	emitted []*Fault       // faults the model has written so far, the latest last
+	repeats map[*Fault]int // how often a retry repeated each fault
 	seen    map[uint64]int // requests per prompt hash
 	cache   [][]uint       // prefix cache: recent token sequences, the latest last
 }
@@ -210,7 +226,8 @@ func NewServer(opts Options) (*Server, error) {
 		return nil, errors.New("simulated model: no tasks")
 	}
 	for name, v := range map[string]float64{"error rate": opts.ErrorRate, "local fraction": opts.LocalFrac,
-		"far fraction": opts.FarFrac, "fix probability": opts.FixProb, "new fault rate": opts.NewFaultRate} {
+		"far fraction": opts.FarFrac, "fix probability": opts.FixProb, "new fault rate": opts.NewFaultRate,
+		"stickiness": opts.Stickiness, "logprob AUC": opts.LogprobAUC} {
 		if v < 0 || v > 1 || math.IsNaN(v) {
 			return nil, fmt.Errorf("simulated model: %s %v is not in [0, 1]", name, v)
 		}
@@ -255,7 +272,7 @@ func NewServer(opts Options) (*Server, error) {
 		if _, dup := s.state[t.ID]; dup {
 			return nil, fmt.Errorf("simulated model: task %s appears twice", t.ID)
 		}
-		s.state[t.ID] = &taskState{seen: map[uint64]int{}}
+		s.state[t.ID] = &taskState{seen: map[uint64]int{}, repeats: map[*Fault]int{}}
 	}
 	return s, nil
 }
@@ -286,6 +303,12 @@ type PlanSummary struct {
 	ByOp        map[string]int `json:"by_op"`
 	ClassMissed int            `json:"class_missed"`
 	ClangRuns   int            `json:"clang_runs"`
+	// ErrPosMedian is the median normalised position of the first faults' errors (the target's
+	// median is 0.5).
+	ErrPosMedian float64 `json:"first_error_position_median"`
+	// FarByBytes counts first faults whose root lies at least half-way back from the error in
+	// bytes, d = (e − r)/(e − g) ≥ 1/2: the measure a policy sees, against the simulator's lines.
+	FarByBytes int `json:"far_by_bytes"`
 }
 
 // Plans summarises the plans made so far.
@@ -297,6 +320,7 @@ func (s *Server) Plans() PlanSummary {
 		states = append(states, st)
 	}
 	s.mu.Unlock()
+	var pos []float64
 	for _, st := range states {
 		st.planMu.Lock()
 		pl := st.plan
@@ -313,7 +337,15 @@ func (s *Server) Plans() PlanSummary {
 			if f.Class != pl.WantClass {
 				sum.ClassMissed++
 			}
+			pos = append(pos, f.ErrPos)
+			if f.ErrOff > f.Gen && 2*(f.ErrOff-f.RootOff) >= f.ErrOff-f.Gen {
+				sum.FarByBytes++
+			}
 		}
+	}
+	sort.Float64s(pos)
+	if n := len(pos); n > 0 {
+		sum.ErrPosMedian = (pos[(n-1)/2] + pos[n/2]) / 2
 	}
 	return sum
 }
@@ -340,8 +372,10 @@ func (s *Server) Assumptions() Assumptions {
 		MidFrac:        1 - o.LocalFrac - o.FarFrac,
 		FarFrac:        o.FarFrac,
 		FixProb:        o.FixProb,
+		Stickiness:     o.Stickiness,
 		NewFaultRate:   o.NewFaultRate,
-		RootLogprob:    o.RootLogprob,
+		LogprobAUC:     o.LogprobAUC,
+		ErrPosition:    errPosNote,
 		CacheBlock:     o.CacheBlock,
 		CacheEntries:   o.CacheEntries,
 		FaultOps:       ops,
@@ -349,12 +383,13 @@ func (s *Server) Assumptions() Assumptions {
 		Notes: []string{
 			"a simulated model, not a real one: it streams a known correct solution with injected faults",
 			"the first attempt of a task has a static error with probability error_rate; faults come from checkers/mutate and are checked with real clang (they fail to compile; the root lies on or before the reported error's line)",
-			"distance classes: local = root on the error's line; far = root in the first half of the generated text before the error; mid = between; the class is drawn per task and the nearest class found is used",
-			"a retry fixes a fault only if it regenerates the fault's root (the rollback point lies before it), with probability fix_prob; otherwise it repeats the fault; a fault whose root lies in the accepted prefix persists",
+			"distance classes in source lines (not a policy's byte measure): local = root on the error's line; far = root line in the first half of the generated lines before the error's line; mid = between; the class is drawn per task and the nearest class found is used",
+			"first-error position: among the checked faults of the drawn class, the one whose first error's position in the generated text (normalised by its length) is nearest a target drawn from the triangular distribution on [0, 1] (median 0.5, the median first-error position of real C++ completions, MultiPL-E HumanEval)",
+			"a fault whose root lies in the accepted prefix persists; a retry that regenerates the root fixes it with probability fix_prob x (1 - stickiness)^k after the model repeated it k times, else repeats it",
 			"a retry makes a new fault with probability new_fault_rate times the share of the solution it regenerates, drawn from the other checked faults planned for the task (only tasks planned with a first fault have them)",
 			"a request whose prompt was seen before counts as a resample (a retry), so repeated identical requests differ",
 			"latency = overhead + uncached prompt tokens / prefill rate + output tokens x token latency, all x time_scale; prompt tokens count as cached in whole blocks shared with a recent prompt+completion of the same task (vLLM-style automatic prefix caching)",
-			"logprobs are synthetic: about -0.05 per token, root_logprob at a fault's root token",
+			"logprobs are synthetic: surprisal (-logprob) of an ordinary token is log-normal (median 0.05 nats, sigma 1.5); the root token's is shifted so that its ROC AUC against ordinary tokens is logprob_auc (0.5: no signal)",
 			"HumanEval-X: prompt = the task's prompt, solution = canonical_solution + test; TheAlgorithms: prompt = the leading comment block (without one: the #include preamble and the first function's head), solution = the rest; tasks whose prompt begins another's are left out",
 		},
 	}
@@ -564,7 +599,8 @@ func (s *Server) decide(ctx context.Context, prompt string) (decision, error) {
 				break
 			}
 		}
-		if prev != nil && rng.Float64() >= s.opts.FixProb {
+		if prev != nil && rng.Float64() >= s.opts.FixProb*math.Pow(1-s.opts.Stickiness, float64(st.repeats[prev])) {
+			st.repeats[prev]++
 			f, outcome = prev, "repeat"
 			break
 		}
@@ -717,10 +753,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	lp := req.Logprobs > 0
 	rng := rand.New(rand.NewPCG(uint64(s.opts.Seed), hashString(prompt)))
 	logprobsOf := func(p piece) map[string]any {
-		v := -0.02 - 0.08*rng.Float64()
-		if p.root {
-			v = s.opts.RootLogprob
-		}
+		v := -TokenSurprisal(rng, p.root, s.opts.LogprobAUC)
 		alt := math.Log(max(1-math.Exp(v), 1e-9))
 		return openaiserver.Logprobs([]string{p.text}, []float64{v},
 			[]map[string]float64{{p.text: v, "<alternative>": alt}})

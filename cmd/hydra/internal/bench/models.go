@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -25,17 +26,64 @@ type TaskOptions struct {
 	Source string
 	// IDs, when set, are the tasks to run (N and Source are then ignored).
 	IDs []string
+	// File, when set, is a JSONL file of the user's own tasks, one sim.Task per line (id, lang,
+	// prompt; solution for the simulated model; test for functional checks), used instead of
+	// the shared data.
+	File string
+}
+
+// readTaskFile reads a JSONL file of tasks.
+func readTaskFile(path string) ([]sim.Task, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("task file: %w", err)
+	}
+	var out []sim.Task
+	seen := map[string]bool{}
+	for i, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var t sim.Task
+		if err := json.Unmarshal([]byte(line), &t); err != nil {
+			return nil, fmt.Errorf("task file %s:%d: %w", path, i+1, err)
+		}
+		switch {
+		case t.ID == "" || t.Prompt == "":
+			return nil, fmt.Errorf("task file %s:%d: a task needs an id and a prompt", path, i+1)
+		case t.Lang != "c" && t.Lang != "c++":
+			return nil, fmt.Errorf("task file %s:%d: task %s: lang %q is not c or c++", path, i+1, t.ID, t.Lang)
+		case seen[t.ID]:
+			return nil, fmt.Errorf("task file %s:%d: task %s appears twice", path, i+1, t.ID)
+		}
+		seen[t.ID] = true
+		if t.Source == "" {
+			t.Source = "file"
+		}
+		out = append(out, t)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("task file %s: no tasks", path)
+	}
+	return out, nil
 }
 
 // LoadTasks reads the benchmark's tasks from the shared data directory (sim.DataDir).
 func LoadTasks(o TaskOptions) ([]sim.Task, error) {
-	dir, err := sim.DataDir()
-	if err != nil {
-		return nil, fmt.Errorf("bench tasks: %w", err)
-	}
-	all, err := sim.LoadTasks(dir)
-	if err != nil {
-		return nil, fmt.Errorf("bench tasks: %w", err)
+	var all []sim.Task
+	if o.File != "" {
+		var err error
+		if all, err = readTaskFile(o.File); err != nil {
+			return nil, fmt.Errorf("bench tasks: %w", err)
+		}
+	} else {
+		dir, err := sim.DataDir()
+		if err != nil {
+			return nil, fmt.Errorf("bench tasks: %w", err)
+		}
+		if all, err = sim.LoadTasks(dir); err != nil {
+			return nil, fmt.Errorf("bench tasks: %w", err)
+		}
 	}
 	if len(o.IDs) > 0 {
 		byID := map[string]sim.Task{}
@@ -153,6 +201,7 @@ func (m *SimModel) Describe() map[string]any {
 	}
 	sort.Strings(names)
 	out["request_outcomes"] = outcomes
+	out["fault_plans"] = m.base.Plans()
 	out["fault_plan_clang_runs"] = m.base.Stats().ClangRuns
 	out["one_simulator_per_policy"] = "each policy has its own simulator with the same fault plans, so each meets the same first fault: " + strings.Join(names, ", ")
 	return out
@@ -173,4 +222,56 @@ type failing struct{ err error }
 
 func (f failing) Complete(context.Context, model.Request) (model.Stream, error) {
 	return nil, errors.Join(model.ErrUnavailable, f.err)
+}
+
+// ServerModels lists the models an OpenAI-compatible server serves (GET BASE/models), with who
+// owns each, as the server says.
+func ServerModels(ctx context.Context, baseURL string) (map[string]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(baseURL, "/")+"/models", nil)
+	if err != nil {
+		return nil, fmt.Errorf("list models: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("list models: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("list models: %s/models: HTTP %d", baseURL, resp.StatusCode)
+	}
+	var body struct {
+		Data []struct {
+			ID      string `json:"id"`
+			OwnedBy string `json:"owned_by"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, fmt.Errorf("list models: %s/models: %w", baseURL, err)
+	}
+	out := map[string]string{}
+	for _, d := range body.Data {
+		out[d.ID] = d.OwnedBy
+	}
+	return out, nil
+}
+
+// standIns are the names Hydra's own stand-ins for a model give themselves in /v1/models.
+var standIns = []string{sim.ModelName, "scripted-stand-in"}
+
+// IsRealModel reports, from what the server lists, whether it serves a real model: not when it
+// lists one of Hydra's stand-ins or a model whose owner says it is simulated.
+func IsRealModel(models map[string]string) bool {
+	for id, owner := range models {
+		for _, s := range standIns {
+			if id == s {
+				return false
+			}
+		}
+		if strings.Contains(strings.ToLower(owner), "simulated") || strings.Contains(strings.ToLower(owner), "stand-in") {
+			return false
+		}
+	}
+	return len(models) > 0
 }

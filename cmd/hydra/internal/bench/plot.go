@@ -38,15 +38,22 @@ func WritePlot(path string, r *Report, runs []Run) error {
 		rows = append(rows, row)
 	}
 	w, h := vg.Length(max(len(r.order), 3))*1.1*vg.Inch*2, 8*vg.Inch
+	return writeTiles(path, rows, w, h)
+}
+
+// writeTiles draws rows of plots, aligned, to path (SVG or PNG by its extension).
+func writeTiles(path string, rows [][]*plot.Plot, w, h vg.Length) error {
 	var canvas vg.CanvasWriterTo
-	switch ext {
+	switch strings.ToLower(filepath.Ext(path)) {
 	case ".svg":
 		canvas = vgsvg.New(w, h)
 	case ".png":
 		canvas = vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
+	default:
+		return fmt.Errorf("plot %s: want a .svg or .png file name", path)
 	}
 	dc := draw.New(canvas)
-	tiles := draw.Tiles{Rows: 2, Cols: 2, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
+	tiles := draw.Tiles{Rows: len(rows), Cols: len(rows[0]), PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
 		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
 	cs := plot.Align(rows, tiles, dc)
 	for i := range rows {

@@ -62,6 +62,10 @@ type Metrics struct {
 	// PromptCacheHit is the share of prompt tokens served from the server's prefix cache.
 	PromptCacheHit float64 `json:"prompt_cache_hit"`
 	Failures       int     `json:"infrastructure_failures"`
+	// RepairOverheadMean is the mean over tasks of the run's output tokens minus those of the
+	// same task's unconstrained (one-pass) run: what repairing cost, independently of program
+	// length (set when unconstrained ran).
+	RepairOverheadMean float64 `json:"repair_overhead_tokens_mean"`
 }
 
 // Summarize computes the metrics of runs. Runs that failed on an infrastructure error count as
@@ -165,8 +169,11 @@ type Report struct {
 	ErrorFreeVsUnconstrained map[string]float64 `json:"error_free_latency_vs_unconstrained,omitempty"`
 	Config                   Config             `json:"config"`
 	ErroringTasks            []string           `json:"erroring_tasks"`
-	Runs                     []Run              `json:"runs,omitempty"`
-	order                    []string
+	// Paired compares TokPol with local-first, fixed and post-hoc on the erroring tasks: the
+	// geometric mean of the per-task ratios with a 95% bootstrap interval.
+	Paired []Paired `json:"paired,omitempty"`
+	Runs   []Run    `json:"runs,omitempty"`
+	order  []string
 }
 
 // NewReport builds the report of runs made with cfg. A task counts as erroring when any policy's
@@ -222,6 +229,41 @@ func NewReport(cfg Config, sim map[string]any, runs []Run) *Report {
 			}
 		}
 	}
+	if _, ok := by["unconstrained"]; ok {
+		base := map[string]float64{}
+		for _, x := range by["unconstrained"] {
+			if x.Err == "" {
+				base[x.Task] = float64(x.Tokens)
+			}
+		}
+		overhead := func(rs []Run) float64 {
+			var d []float64
+			for _, x := range rs {
+				if b, ok := base[x.Task]; ok && x.Err == "" {
+					d = append(d, float64(x.Tokens)-b)
+				}
+			}
+			return mean(d)
+		}
+		for _, p := range cfg.Policies {
+			pr := r.Policies[p]
+			var errRuns []Run
+			for _, x := range by[p] {
+				if erroring[x.Task] {
+					errRuns = append(errRuns, x)
+				}
+			}
+			pr.All.RepairOverheadMean, pr.Erroring.RepairOverheadMean = overhead(by[p]), overhead(errRuns)
+			r.Policies[p] = pr
+		}
+	}
+	if _, ok := by["tokpol"]; ok {
+		for _, b := range []string{"local-first", "fixed", "posthoc"} {
+			if _, ok := by[b]; ok {
+				r.Paired = append(r.Paired, pairedOn(runs, r.ErroringTasks, "tokpol", b))
+			}
+		}
+	}
 	if cfg.KeepRuns {
 		r.Runs = runs
 	}
@@ -245,15 +287,15 @@ func (r *Report) WriteTable(w io.Writer) error {
 	section := func(title string, pick func(PolicyReport) Metrics, ratios bool) {
 		fmt.Fprintf(b, "\n%s\n", title)
 		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		head := "policy\ttasks\tlat mean s\tp50\tp75\ttok mean\tp50\tp75\tstatic\tfunctional\tattempts\t"
+		head := "policy\ttasks\tlat mean s\tp50\tp75\ttok mean\tp50\tp75\trepair overhead\tstatic\tfunctional\tattempts\t"
 		if ratios && r.VsPostHoc != nil {
 			head += "tok vs posthoc\tlat vs posthoc\t"
 		}
 		fmt.Fprintln(tw, head)
 		for _, p := range r.order {
 			m := pick(r.Policies[p])
-			fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.3f\t%.0f\t%.0f\t%.0f\t%.1f%%\t%s\t%.2f\t", p, m.Tasks,
-				m.LatencyMean, m.LatencyP50, m.LatencyP75, m.TokensMean, m.TokensP50, m.TokensP75,
+			fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.3f\t%.0f\t%.0f\t%.0f\t%.0f\t%.1f%%\t%s\t%.2f\t", p, m.Tasks,
+				m.LatencyMean, m.LatencyP50, m.LatencyP75, m.TokensMean, m.TokensP50, m.TokensP75, m.RepairOverheadMean,
 				100*m.StaticCorrect, functional(m), m.AttemptsMean)
 			if ratios && r.VsPostHoc != nil {
 				v := r.VsPostHoc[p]
@@ -266,6 +308,16 @@ func (r *Report) WriteTable(w io.Writer) error {
 	section(fmt.Sprintf("Tasks that hit a static error (%d):", len(r.ErroringTasks)), func(p PolicyReport) Metrics { return p.Erroring }, true)
 	section(fmt.Sprintf("All tasks (%d):", r.Config.Tasks), func(p PolicyReport) Metrics { return p.All }, false)
 
+	if len(r.Paired) > 0 {
+		fmt.Fprintf(b, "\nPaired on the erroring tasks (geometric mean of per-task ratios, 95%% bootstrap interval):\n")
+		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "ratio\ttasks\ttokens\t95% CI\tlatency\t95% CI\t")
+		for _, p := range r.Paired {
+			fmt.Fprintf(tw, "%s/%s\t%d\t%.3f\t%.3f–%.3f\t%.3f\t%.3f–%.3f\t\n", p.A, p.B, p.Tokens.Tasks,
+				p.Tokens.Ratio, p.Tokens.Lo, p.Tokens.Hi, p.Latency.Ratio, p.Latency.Lo, p.Latency.Hi)
+		}
+		tw.Flush()
+	}
 	fmt.Fprintln(b, "\nRollback reuse (all tasks):")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "policy\tcheckpoint resumes/task\tchecker prefix reuse\tprompt cache hit\terror-free latency vs unconstrained\t")
@@ -301,9 +353,9 @@ func describeModel(sim map[string]any) string {
 	g := func(k string) any { return sim[k] }
 	var b strings.Builder
 	fmt.Fprintf(&b, "%v: a SIMULATED stand-in, not a real model (profile %v, %v ms/token x time scale %v; "+
-		"first-attempt error rate %v, root distance local/mid/far %v/%v/%v, fix prob %v, new-fault rate %v; tokenizer %v)",
+		"first-attempt error rate %v, root distance local/mid/far %v/%v/%v, fix prob %v, stickiness %v, logprob AUC %v, new-fault rate %v; tokenizer %v)",
 		g("model"), g("profile"), g("token_latency_ms"), g("time_scale"), g("error_rate"), g("local_frac"), g("mid_frac"),
-		g("far_frac"), g("fix_prob"), g("new_fault_rate"), g("tokenizer"))
+		g("far_frac"), g("fix_prob"), g("stickiness"), g("logprob_auc"), g("new_fault_rate"), g("tokenizer"))
 	if notes, ok := sim["notes"].([]any); ok {
 		b.WriteString("\nSimulator assumptions:")
 		for _, n := range notes {

@@ -34,8 +34,9 @@ type Config struct {
 	ModelURL  string   `json:"model_url,omitempty"`
 	Model     string   `json:"model"`
 	TimeScale float64  `json:"time_scale"`
-	// Parallel is how many tasks run at once (each task's policies run one after the other).
-	Parallel    int `json:"parallel"`
+	// Parallel is how many tasks run at once (each task's policies run one after the other):
+	// `--concurrency`.
+	Parallel    int `json:"concurrency"`
 	MaxAttempts int `json:"max_attempts"`
 	MaxTokens   int `json:"max_tokens"`
 	// KeepRuns puts every run in the report (--json --runs).
@@ -67,7 +68,15 @@ type Env struct {
 	Tasks     []Task
 	// Verifier checks results on their own; nil means a default Verifier.
 	Verifier *Verifier
+	// Done holds runs already made (a resumed benchmark, by RunKey): they are not run again.
+	Done map[string]Run
+	// OnRun, when set, receives every run as soon as it is made (from several goroutines at
+	// once; calls are serialised).
+	OnRun func(Run)
 }
+
+// RunKey identifies a run of a benchmark: task and policy.
+func RunKey(task, policy string) string { return task + "\x00" + policy }
 
 // Execute runs every policy of cfg on every task of env and returns the runs, task by task,
 // policies in cfg's order. Progress goes to progress (a bar; nil for none). An error in a run
@@ -112,15 +121,28 @@ func Execute(ctx context.Context, cfg Config, env Env, progress io.Writer) ([]Ru
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			release := warm(ctx, env.Checker, t)
-			defer release()
+			var release func()
+			defer func() {
+				if release != nil {
+					release()
+				}
+			}()
 			for _, name := range cfg.Policies {
 				if ctx.Err() != nil {
 					return
 				}
-				r := runOne(ctx, cfg, env, ver, t, name, pols[name])
+				r, done := env.Done[RunKey(t.ID, name)]
+				if !done {
+					if release == nil {
+						release = warm(ctx, env.Checker, t)
+					}
+					r = runOne(ctx, cfg, env, ver, t, name, pols[name])
+				}
 				mu.Lock()
 				runs[i] = append(runs[i], r)
+				if !done && env.OnRun != nil && ctx.Err() == nil {
+					env.OnRun(r)
+				}
 				if bar != nil {
 					_ = bar.Add(1)
 				}
