@@ -24,6 +24,13 @@ type Config struct {
 	MaxAttempts int `json:"maxAttempts,omitempty"`
 	// ClangFlags are added after the flags found in compile_commands.json / compile_flags.txt.
 	ClangFlags []string `json:"clangFlags,omitempty"`
+	// Clangd turns the clangd front on or off (see clangd.go); nil means the client's default:
+	// on for eglot, off for the others. Read at initialize only.
+	Clangd *bool `json:"clangd,omitempty"`
+	// ClangdPath is the clangd binary; "" means clangd-19, then clangd, on $PATH.
+	ClangdPath string `json:"clangdPath,omitempty"`
+	// ClangdArgs are extra arguments for clangd (for example "--log=verbose").
+	ClangdArgs []string `json:"clangdArgs,omitempty"`
 
 	// APIKey is resolved from APIKeyEnv or HYDRA_API_KEY; it never travels in configuration.
 	APIKey string `json:"-"`
@@ -38,6 +45,9 @@ type configPatch struct {
 	MaxTokens   *int      `json:"maxTokens"`
 	MaxAttempts *int      `json:"maxAttempts"`
 	ClangFlags  *[]string `json:"clangFlags"`
+	Clangd      *bool     `json:"clangd"`
+	ClangdPath  *string   `json:"clangdPath"`
+	ClangdArgs  *[]string `json:"clangdArgs"`
 }
 
 // configSource names where settings came from (for logs and tests).
@@ -93,6 +103,14 @@ func (p configPatch) apply(c *Config) {
 	}
 	if p.ClangFlags != nil {
 		c.ClangFlags = append([]string(nil), (*p.ClangFlags)...)
+	}
+	if p.Clangd != nil {
+		on := *p.Clangd
+		c.Clangd = &on
+	}
+	set(&c.ClangdPath, p.ClangdPath)
+	if p.ClangdArgs != nil {
+		c.ClangdArgs = append([]string(nil), (*p.ClangdArgs)...)
 	}
 }
 
@@ -175,6 +193,9 @@ func (s *configStore) apply(src configSource, raw json.RawMessage) error {
 	mark("maxTokens", p.MaxTokens != nil)
 	mark("maxAttempts", p.MaxAttempts != nil)
 	mark("clangFlags", p.ClangFlags != nil)
+	mark("clangd", p.Clangd != nil)
+	mark("clangdPath", p.ClangdPath != nil)
+	mark("clangdArgs", p.ClangdArgs != nil)
 	return nil
 }
 

@@ -116,6 +116,8 @@ type client struct {
 	stdin  io.WriteCloser
 	marker string // HYDRA_LSP_TEST_MARKER of the server and every process it starts
 	stderr *lineLog
+	// initResult is the server's answer to initialize.
+	initResult json.RawMessage
 
 	mu        sync.Mutex
 	docs      map[string]*clientDoc
@@ -208,9 +210,12 @@ func startServer(t *testing.T, o clientOptions) *client {
 	if o.initOptions != nil {
 		params["initializationOptions"] = o.initOptions
 	}
-	var res lsp.InitializeResult
-	if err := c.call("initialize", params, &res); err != nil {
+	if err := c.call("initialize", params, &c.initResult); err != nil {
 		t.Fatalf("initialize: %v", err)
+	}
+	var res lsp.InitializeResult
+	if err := json.Unmarshal(c.initResult, &res); err != nil {
+		t.Fatalf("initialize result: %v", err)
 	}
 	if res.Capabilities.TextDocumentSync.Change != 2 {
 		t.Fatalf("server does not offer incremental sync: %+v", res.Capabilities)

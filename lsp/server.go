@@ -6,7 +6,8 @@
 // One file per LSP feature, as gopls does: general.go (initialize, shutdown, exit),
 // text_sync.go (the document store), code_action.go, command.go, generate.go (one generation
 // and its streamed edits), edits.go (pure edit arithmetic), inline_completion.go, progress.go,
-// config.go, compile_flags.go, warm.go (dormant preamble checkpoints), diagnostics.go.
+// config.go, compile_flags.go, warm.go (dormant preamble checkpoints), diagnostics.go,
+// clangd.go and forward.go (clangd behind Hydra: the process, and the forwarding both ways).
 // stream.go and protocol.go are the transport and the wire types.
 package lsp
 
@@ -97,6 +98,9 @@ type Server struct {
 	flags *flagStore
 	warm  *warmCache
 
+	// clangd is the clangd behind Hydra (clangd.go, forward.go), set by initialize; nil when off.
+	clangd *clangdProxy
+
 	// exited is closed when the client sends exit; exitOK says shutdown came first.
 	exited   chan struct{}
 	exitOnce sync.Once
@@ -161,6 +165,9 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 		err = ctx.Err()
 	}
 	s.stopAll()
+	if px := s.clangdProxy(); px != nil {
+		px.close()
+	}
 	cancel()
 	s.conn.Close()
 	s.wg.Wait()
@@ -239,10 +246,6 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 	}
 	if req.Notif {
 		h, ok := s.notifications()[req.Method]
-		if !ok {
-			s.logf("ignoring notification %s", req.Method)
-			return
-		}
 		s.mu.Lock()
 		ready := s.initialized || req.Method == "exit"
 		s.mu.Unlock()
@@ -250,12 +253,19 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 			s.logf("ignoring %s before initialize", req.Method)
 			return
 		}
-		if err := safeNotify(ctx, h, params); err != nil {
-			s.logf("%s: %v", req.Method, err)
+		if !ok && s.clangdProxy() == nil {
+			s.logf("ignoring notification %s", req.Method)
+			return
 		}
+		if ok {
+			if err := safeNotify(ctx, h, params); err != nil {
+				s.logf("%s: %v", req.Method, err)
+			}
+		}
+		s.forwardNotification(req.Method, params)
 		return
 	}
-	h, ok := s.requests()[req.Method]
+	h, ok := s.requestHandler(req.Method)
 	if !ok {
 		s.replyErr(ctx, req.ID, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "method not found: " + req.Method})
 		return
@@ -358,8 +368,13 @@ func safeNotify(ctx context.Context, h notificationHandler, params json.RawMessa
 	return h(ctx, params)
 }
 
-// notify sends a notification to the client, logging a failure.
+// notify sends a notification to the client, logging a failure. Hydra's diagnostics go
+// through publishDiagnostics (merged with clangd's when it runs behind Hydra).
 func (s *Server) notify(method string, params any) {
+	if p, ok := params.(PublishDiagnosticsParams); ok && method == "textDocument/publishDiagnostics" {
+		s.publishDiagnostics(p)
+		return
+	}
 	if err := s.conn.Notify(context.Background(), method, params); err != nil {
 		s.logf("notify %s: %v", method, err)
 	}

@@ -3,7 +3,8 @@
 # and a SCRIPTED STAND-IN model (`hydra sim-server --script editors/testdata/script.json`):
 #
 #   nvim    editors/nvim/test/run.sh     headless Neovim: code action → repaired program; cancel
-#   emacs   editors/emacs/test/run.sh    batch Emacs + eglot: hydra-generate, inline ghost text, cancel
+#   emacs   editors/emacs/test/run.sh    batch Emacs + eglot: hydra-generate, inline ghost text, cancel;
+#                                        clangd-19 behind hydra lsp (M-., diagnostics, completion)
 #   vscode  vscode-extension/            tsc, eslint, node:test (logic against the real server with
 #                                        only `vscode` stubbed), vsce package → hydra-lsp.vsix
 #
@@ -59,6 +60,8 @@ for e in "${want[@]}"; do
     if ! has emacs || ! emacs --batch --eval "(require 'eglot)" >/dev/null 2>&1; then
       apt_missing+=(elpa-eglot)
     fi
+    # clangd-test.el runs the real clangd-19 behind hydra lsp.
+    has clangd-19 || apt_missing+=(clangd-19)
     ;;
   vscode) { has node && has npm; } || apt_missing+=(nodejs npm) ;;
   *)

@@ -89,6 +89,17 @@ nil means the server's default."
   "Extra flags for the Clang checker, for example (\"-std=c++17\")."
   :type '(repeat string))
 
+(defcustom hydra-clangd t
+  "Non-nil: `hydra lsp' runs clangd behind it, so the one server gives both.
+eglot runs one server per major mode; with this on, go-to-definition,
+completion and clangd's diagnostics keep working beside generation.
+Read when the server starts."
+  :type 'boolean)
+
+(defcustom hydra-clangd-path nil
+  "The clangd binary; nil = clangd-19, then clangd, on the server's PATH."
+  :type '(choice (const :tag "Search PATH" nil) string))
+
 (defcustom hydra-request-timeout 600
   "Seconds to wait for a generation to end before giving up on it."
   :type 'integer)
@@ -121,7 +132,9 @@ failed.")
       (put :policy hydra-policy)
       (put :maxTokens hydra-max-tokens)
       (put :maxAttempts hydra-max-attempts)
-      (when hydra-clang-flags (put :clangFlags (vconcat hydra-clang-flags))))
+      (when hydra-clang-flags (put :clangFlags (vconcat hydra-clang-flags)))
+      (put :clangd (if hydra-clangd t :json-false))
+      (put :clangdPath hydra-clangd-path))
     (or plist (make-hash-table))))
 
 ;;;; The eglot server class
