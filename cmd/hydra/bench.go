@@ -34,6 +34,9 @@ func runBench(args []string) int {
 	if len(args) > 0 && args[0] == "checker" {
 		return runBenchChecker(args[1:])
 	}
+	if len(args) > 0 && args[0] == "lsp-proxy" {
+		return benchLSPProxyMain(args[1:], os.Stdout, os.Stderr)
+	}
 	return benchMain(args, os.Stdout, os.Stderr)
 }
 
@@ -90,6 +93,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
                    [--sim k=v,...] [--sweep k=v1/v2,...] [--json|--markdown] [--model-url URL]
                    [--concurrency N] [--resume DIR] [--plot FILE.svg|png] [--time-scale X] [flags]
        hydra bench checker [flags]   (the checker's own benchmark)
+       hydra bench lsp-proxy [flags] (clangd directly vs behind hydra lsp)
 
 Runs repair policies side by side on the same tasks and seeds, with the real Clang checker,
 against the SIMULATED model of engine/sim (a stand-in, not a real model; its parameters and
