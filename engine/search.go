@@ -648,7 +648,7 @@ func (s *search) pruneNode(n *Node) {
 
 // state builds the read-only State a policy sees for a node of r.
 func (s *search) state(r *rollout) *State {
-	cfg := StateConfig{Root: s.t.root, PrefixLen: s.t.prefixLen, Errors: append([]*Node(nil), s.errNodes...),
+	cfg := StateConfig{Root: s.t.root, PrefixLen: s.t.prefixLen, Model: s.req.Model, Errors: append([]*Node(nil), s.errNodes...),
 		Attempts: len(s.rollouts), Tokens: int(s.tokens.Load()), Budget: s.budget, Rand: s.rng}
 	for _, x := range s.rollouts {
 		v := x.view()

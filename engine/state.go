@@ -6,7 +6,8 @@ import "math/rand"
 // build one by hand with NewState.
 type StateConfig struct {
 	Root      *Node
-	PrefixLen int // len(Request.Prefix): offsets below it were not generated
+	PrefixLen int    // len(Request.Prefix): offsets below it were not generated
+	Model     string // Request.Model: the model the search asks (policies may learn per model)
 	Current   *RolloutView
 	Active    []*RolloutView
 	Rollouts  []*RolloutView // every rollout so far, by id order
@@ -33,6 +34,9 @@ func NewState(cfg StateConfig) *State {
 
 // Root is the node of the starting prefix.
 func (s *State) Root() *Node { return s.cfg.Root }
+
+// Model is the model the search asks (Request.Model).
+func (s *State) Model() string { return s.cfg.Model }
 
 // PrefixLen is the length of the request's prefix: offsets below it were not generated.
 func (s *State) PrefixLen() int { return s.cfg.PrefixLen }

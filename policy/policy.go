@@ -44,7 +44,19 @@ type Options struct {
 	Width int
 	// NoLastResort turns off the rule that a search's last attempt restarts from the root.
 	NoLastResort bool
+	// NoLearning keeps TokPol's prior and q fixed instead of learning them from outcomes.
+	NoLearning bool
+	// PersistLearning makes TokPol learn per model (State.Model) with the process-wide learner
+	// kept under the user's cache directory (ModelLearner), instead of in memory per policy value.
+	PersistLearning bool
 }
+
+// WithPersistentLearning makes TokPol learn per model across the searches of the process and
+// across runs (ModelLearner). Without it a TokPol value learns across the searches it serves.
+func WithPersistentLearning() Option { return func(o *Options) { o.PersistLearning = true } }
+
+// WithoutLearning keeps TokPol's prior and q fixed.
+func WithoutLearning() Option { return func(o *Options) { o.NoLearning = true } }
 
 // WithSuccessProb sets TokPol's success probability q (0 < q ≤ 1).
 func WithSuccessProb(q float64) Option { return func(o *Options) { o.SuccessProb = q } }
@@ -98,7 +110,7 @@ var registry = map[string]struct {
 	summary string
 	make    func(Options) engine.Policy
 }{
-	"tokpol":        {"Bayesian root-cause estimation minimising expected tokens (Hydra's TokPol)", func(o Options) engine.Policy { return &TokPol{opts: o} }},
+	"tokpol":        {"Bayesian root-cause estimation minimising expected tokens, learning its prior and q from outcomes (Hydra's TokPol)", func(o Options) engine.Policy { return newTokPol(o) }},
 	"local-first":   {"retry just before the error line, then escalate to earlier declarations", func(o Options) engine.Policy { return &LocalFirst{opts: o} }},
 	"fixed":         {"roll back a fixed number of lines, further on each repeated failure", func(o Options) engine.Policy { return &Fixed{opts: o} }},
 	"posthoc":       {"baseline: generate the whole program, compile, regenerate all with the errors", func(o Options) engine.Policy { return &PostHoc{opts: o} }},
@@ -125,7 +137,7 @@ func Summary(name string) string { return registry[name].summary }
 // ByName returns the policy with the given name ("" means Default), configured by opts. The
 // name may carry parameters after colons, as the CLI takes them: "tokpol:q=0.8:scope=2",
 // "fixed:lines=8", "parallel:width=4" (keys: q, local, far, scope, decreasing=0|1, same, lines,
-// width, lastresort=false); they apply after opts.
+// width, lastresort=false, learn=0|1); they apply after opts.
 func ByName(name string, opts ...Option) (engine.Policy, error) {
 	spec := strings.Split(strings.TrimSpace(name), ":")
 	base := strings.ToLower(spec[0])
@@ -192,6 +204,8 @@ func parseParam(kv string) (Option, error) {
 		return WithLines(int(num)), nil
 	case "width":
 		return WithWidth(int(num)), nil
+	case "learn":
+		return func(o *Options) { o.NoLearning = num == 0 }, nil
 	case "lastresort":
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -199,5 +213,5 @@ func parseParam(kv string) (Option, error) {
 		}
 		return func(o *Options) { o.NoLastResort = !b }, nil
 	}
-	return nil, fmt.Errorf("unknown parameter %q (known: q, local, far, scope, decreasing, same, lines, width, lastresort)", k)
+	return nil, fmt.Errorf("unknown parameter %q (known: q, local, far, scope, decreasing, same, lines, width, lastresort, learn)", k)
 }

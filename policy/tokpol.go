@@ -5,16 +5,111 @@ import "github.com/hydra-lsp/hydra/engine"
 // TokPol is Hydra's token-minimising policy: it keeps a Bayesian belief over where the root
 // cause of the current error lies among the rollback candidates, updates it after each failed
 // repair of the same error, and rolls back to the candidate that minimises the expected output
-// tokens until the error is passed (docs/POLICIES.md, "TokPol").
-type TokPol struct{ opts Options }
+// tokens until the error is passed (docs/POLICIES.md, "TokPol"). It learns the prior's class
+// masses and the success probability q from the errors it sees repaired (Learner), starting from
+// the paper's figures: within a search, across the searches that share the value, and, with
+// WithPersistentLearning, per model across runs.
+type TokPol struct {
+	opts    Options
+	learner *Learner // nil: per model (PersistLearning) or not learning (NoLearning)
+}
+
+func newTokPol(o Options) *TokPol {
+	p := &TokPol{opts: o}
+	if !o.NoLearning && !o.PersistLearning {
+		p.learner = NewLearner(beliefsFrom(o.Prior, o.SuccessProb))
+	}
+	return p
+}
+
+// learnerFor is the learner the policy uses in search s, or nil when it does not learn.
+func (p *TokPol) learnerFor(s *engine.State) *Learner {
+	switch {
+	case p.opts.NoLearning:
+		return nil
+	case p.opts.PersistLearning:
+		return ModelLearner(s.Model())
+	}
+	return p.learner
+}
+
+// params are the prior and q TokPol plans with in search s: the learner's means, or the
+// configured values when it does not learn.
+func (p *TokPol) params(s *engine.State) (Prior, float64) {
+	prior, q := p.opts.Prior, p.opts.SuccessProb
+	if l := p.learnerFor(s); l != nil {
+		b := l.Beliefs()
+		prior.Local, prior.Far = b.Masses()
+		q = b.Q()
+	}
+	return prior, q
+}
 
 // OnNode implements engine.Policy.
 func (p *TokPol) OnNode(n *engine.Node, s *engine.State) []engine.Action {
+	if l := p.learnerFor(s); l != nil {
+		if ep, ok := p.finished(n, s); ok {
+			prior, _ := p.params(s)
+			l.Observe(prior, ep)
+		}
+	}
 	return repair(n, s, p.opts, func(cands []*engine.Node) *engine.Node {
 		b := p.Belief(s, n, cands)
-		best, _ := Plan(b.Posterior, b.Cost, p.opts.SuccessProb)
+		_, q := p.params(s)
+		best, _ := Plan(b.Posterior, b.Cost, q)
 		return cands[best]
 	})
+}
+
+// finished reports the episode that node n shows to have ended: a rollout that repaired an
+// error got past it, either to the end (n is Done) or to a different, later error (n is that
+// rollout's first error). Each such node is seen once, so each episode is learned from once.
+func (p *TokPol) finished(n *engine.Node, s *engine.State) (Episode, bool) {
+	r := s.Rollout(n.Rollout)
+	if r == nil || r.Start == nil {
+		return Episode{}, false
+	}
+	var prev *engine.Node // the last first-error of another rollout before n
+	for _, x := range s.Errors() {
+		if x == n {
+			break
+		}
+		if x.Rollout != n.Rollout && firstErrorOfRollout(s, x) {
+			prev = x
+		}
+	}
+	switch {
+	case prev == nil:
+		return Episode{}, false
+	case n.Kind == engine.NodeDone:
+	case n.Kind == engine.NodeError && firstErrorOfRollout(s, n) && !sameError(prev, n, p.opts.SameErrorBytes) && n.Off > prev.Off:
+	default:
+		return Episode{}, false
+	}
+	ep := history(s, prev, p.opts.SameErrorBytes)
+	if r.Start.Off > ep.target.Off {
+		return Episode{}, false // the rollout did not repair that error
+	}
+	cands := s.Candidates(ep.target)
+	if len(cands) == 0 {
+		return Episode{}, false
+	}
+	out := Episode{Err: ep.target.Off, Failed: ep.failed, Success: r.Start.Off, Scope: scopeOf(ep.target, cands)}
+	for _, c := range cands {
+		out.Cands = append(out.Cands, c.Off)
+	}
+	return out, true
+}
+
+// scopeOf is the offset where the top-level declaration enclosing error e starts (a candidate).
+func scopeOf(e *engine.Node, cands []*engine.Node) int {
+	scope := cands[0].Off
+	for i, d := range declStarts(e, cands) {
+		if d {
+			scope = cands[i].Off
+		}
+	}
+	return scope
 }
 
 // Belief is TokPol's view of one error: per candidate, the prior and posterior mass of the
@@ -27,21 +122,17 @@ type Belief struct {
 	Cost      []float64
 }
 
-// Belief computes TokPol's belief about error e over its candidates cands (State.Candidates).
+// Belief computes TokPol's belief about error e over its candidates cands (State.Candidates),
+// with the prior and q it currently holds.
 func (p *TokPol) Belief(s *engine.State, e *engine.Node, cands []*engine.Node) Belief {
 	ep := history(s, e, p.opts.SameErrorBytes)
 	offs := make([]int, len(cands))
 	for i, c := range cands {
 		offs[i] = c.Off
 	}
-	scope := cands[0].Off
-	for i, d := range declStarts(e, cands) {
-		if d {
-			scope = cands[i].Off
-		}
-	}
-	prior := PriorMass(p.opts.Prior, offs, e.Off, scope)
-	post := Posterior(append([]float64(nil), prior...), offs, ep.failed, p.opts.SuccessProb)
+	pr, q := p.params(s)
+	prior := PriorMass(pr, offs, e.Off, scopeOf(e, cands))
+	post := Posterior(append([]float64(nil), prior...), offs, ep.failed, q)
 	bpt := bytesPerToken(s.Current(), p.opts.BytesPerToken)
 	past := max(p.opts.PastTokens, meanOvershoot(s))
 	cost := make([]float64, len(cands))

@@ -43,16 +43,29 @@ func (p Prior) near() float64 { return math.Max(0, 1-p.Local-p.Far) }
 // the top-level declaration enclosing the error starts (a candidate; see Prior.Scope). The
 // masses sum to 1.
 func PriorMass(p Prior, cands []int, e, scope int) []float64 {
+	local, near, far := PriorParts(p, cands, e, scope)
+	mass := make([]float64, len(cands))
+	for i := range mass {
+		mass[i] = local[i] + near[i] + far[i]
+	}
+	return normalize(mass)
+}
+
+// PriorParts splits PriorMass by distance class: the mass each bucket holds from the local
+// spike, from the near half (d < 1/2) and from the far half (d ≥ 1/2). Their sum over buckets
+// and classes is 1 (but for rounding); TokPol's learning uses the split to tell which class an
+// observed root came from.
+func PriorParts(p Prior, cands []int, e, scope int) (local, near, far []float64) {
 	m := len(cands)
 	if m == 0 {
-		return nil
+		return nil, nil, nil
 	}
-	mass := make([]float64, m)
+	local, near, far = make([]float64, m), make([]float64, m), make([]float64, m)
 	g := cands[0]
 	span := float64(e - g)
 	if span <= 0 {
-		mass[m-1] = 1
-		return mass
+		local[m-1] = 1
+		return local, near, far
 	}
 	// Position x ↔ distance d = (e − x)/span. The near part covers x in (e − span/2, e],
 	// the far part x in [g, e − span/2].
@@ -68,7 +81,7 @@ func PriorMass(p Prior, cands []int, e, scope int) []float64 {
 		dLo, dHi := (float64(e)-lo)/span, (float64(e)-hi)/span
 		return p.near() * (cum(dLo) - cum(dHi))
 	}
-	far, nearM := make([]float64, m), make([]float64, m)
+	nearM := near
 	for i := 0; i < m; i++ {
 		hi := float64(e)
 		if i+1 < m {
@@ -93,16 +106,16 @@ func PriorMass(p Prior, cands []int, e, scope int) []float64 {
 			}
 		}
 	}
-	for i := range mass {
-		mass[i] = far[i] + nearM[i]
-	}
-	if s := sum(mass); s > 0 {
-		for i := range mass {
-			mass[i] *= (1 - p.Local) / s
+	if s := sum(far) + sum(nearM); s > 0 {
+		for i := range far {
+			far[i] *= (1 - p.Local) / s
+			nearM[i] *= (1 - p.Local) / s
 		}
+		local[m-1] = p.Local
+	} else {
+		local[m-1] = 1
 	}
-	mass[m-1] += p.Local
-	return normalize(mass)
+	return local, near, far
 }
 
 // overlap is the length of [a, b) ∩ [c, d).

@@ -211,7 +211,7 @@ func resolvePolicy(name string) (engine.Policy, error) {
 	if strings.EqualFold(strings.TrimSpace(name), "default") {
 		return engine.DefaultPolicy(), nil
 	}
-	p, err := policy.ByName(name)
+	p, err := policy.ByName(name, policy.WithPersistentLearning())
 	if err != nil {
 		return nil, fmt.Errorf("--policy: %w", err)
 	}

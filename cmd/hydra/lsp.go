@@ -69,7 +69,7 @@ environment variables HYDRA_MODEL_URL, HYDRA_MODEL and HYDRA_API_KEY.
 			}
 			return model.NewClient(cfg.ModelURL, opts...)
 		},
-		Policy: func(name string) (engine.Policy, error) { return policy.ByName(name) },
+		Policy: func(name string) (engine.Policy, error) { return policy.ByName(name, policy.WithPersistentLearning()) },
 		Log:    logw,
 	})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)

@@ -88,9 +88,9 @@ type Options struct {
 	// FixProb is the chance that the first retry which regenerates a fault's root does not
 	// repeat it. Default 0.5, a stated middle value (no published figure).
 	FixProb float64
-	// Stickiness is how much a repeated mistake sticks: each time the model repeats a fault,
-	// the chance that its next regeneration fixes it is multiplied by 1 − Stickiness (models
-	// that made a mistake twice tend to make it again). Default 0.5, a stated middle value.
+	// Stickiness is how much a repeated mistake sticks: once the model has repeated a fault, the
+	// chance that a later regeneration of its root fixes it is FixProb × (1 − Stickiness)
+	// (a model that made a mistake twice tends to make it again). Default 0.2, a stated value.
 	Stickiness float64
 	// NewFaultRate is the chance that a retry introduces a new fault, scaled by the share of the
 	// solution it regenerates. New faults come from the plan's pool of checked faults, which
@@ -131,7 +131,7 @@ func DefaultOptions() Options {
 		LocalFrac:    0.30,
 		FarFrac:      0.35,
 		FixProb:      0.5,
-		Stickiness:   0.5,
+		Stickiness:   0.2,
 		NewFaultRate: 0.17,
 		Ops:          append([]mutate.Op(nil), mutate.Ops...),
 		LogprobAUC:   0.75,
@@ -385,7 +385,7 @@ func (s *Server) Assumptions() Assumptions {
 			"the first attempt of a task has a static error with probability error_rate; faults come from checkers/mutate and are checked with real clang (they fail to compile; the root lies on or before the reported error's line)",
 			"distance classes in source lines (not a policy's byte measure): local = root on the error's line; far = root line in the first half of the generated lines before the error's line; mid = between; the class is drawn per task and the nearest class found is used",
 			"first-error position: among the checked faults of the drawn class, the one whose first error's position in the generated text (normalised by its length) is nearest a target drawn from the triangular distribution on [0, 1] (median 0.5, the median first-error position of real C++ completions, MultiPL-E HumanEval)",
-			"a fault whose root lies in the accepted prefix persists; a retry that regenerates the root fixes it with probability fix_prob x (1 - stickiness)^k after the model repeated it k times, else repeats it",
+			"a fault whose root lies in the accepted prefix persists; a retry that regenerates the root fixes it with probability fix_prob, or fix_prob x (1 - stickiness) once the model has repeated that fault, else repeats it",
 			"a retry makes a new fault with probability new_fault_rate times the share of the solution it regenerates, drawn from the other checked faults planned for the task (only tasks planned with a first fault have them)",
 			"a request whose prompt was seen before counts as a resample (a retry), so repeated identical requests differ",
 			"latency = overhead + uncached prompt tokens / prefill rate + output tokens x token latency, all x time_scale; prompt tokens count as cached in whole blocks shared with a recent prompt+completion of the same task (vLLM-style automatic prefix caching)",
@@ -599,7 +599,11 @@ func (s *Server) decide(ctx context.Context, prompt string) (decision, error) {
 				break
 			}
 		}
-		if prev != nil && rng.Float64() >= s.opts.FixProb*math.Pow(1-s.opts.Stickiness, float64(st.repeats[prev])) {
+		fix := s.opts.FixProb
+		if st.repeats[prev] > 0 {
+			fix *= 1 - s.opts.Stickiness // a mistake the model repeated once is likelier to come again
+		}
+		if prev != nil && rng.Float64() >= fix {
 			st.repeats[prev]++
 			f, outcome = prev, "repeat"
 			break

@@ -1,0 +1,137 @@
+package policy
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hydra-lsp/hydra/engine"
+)
+
+// Episodes over one geometry: candidates every 10 bytes from 0 to 90, the error at 100, the
+// enclosing declaration from 0 (no scope weighting).
+var learnCands = []int{0, 10, 20, 30, 40, 50, 60, 70, 80, 90}
+
+func TestBeliefsLearnFarRootsFromRepairsThatOnlyWorkFromFarBack(t *testing.T) {
+	b := PaperBeliefs()
+	p := Prior{Decreasing: true}
+	for range 40 {
+		// Local and mid-way repairs failed; the one from the start worked: the root was far.
+		b = b.Update(p, Episode{Cands: learnCands, Err: 100, Failed: []int{90, 50}, Success: 0})
+	}
+	local, far := b.Masses()
+	if far < 0.6 || local > 0.15 {
+		t.Errorf("after 40 far episodes: local %.2f far %.2f, want far up from 0.35 and local down from 0.30", local, far)
+	}
+	if b.Episodes != 40 {
+		t.Errorf("episodes = %d", b.Episodes)
+	}
+}
+
+func TestBeliefsLearnLocalRootsFromFirstTryLocalRepairs(t *testing.T) {
+	b := PaperBeliefs()
+	for range 40 {
+		b = b.Update(Prior{Decreasing: true}, Episode{Cands: learnCands, Err: 100, Success: 90})
+	}
+	local, far := b.Masses()
+	if local < 0.6 || far > 0.2 {
+		t.Errorf("after 40 local episodes: local %.2f far %.2f", local, far)
+	}
+	// Every repair worked at once: q rises from 0.7.
+	if q := b.Q(); q <= 0.85 {
+		t.Errorf("q = %.2f after 40 first-try successes", q)
+	}
+}
+
+func TestBeliefsLearnALowQFromRepeatedFailuresAtTheSamePoint(t *testing.T) {
+	b := PaperBeliefs()
+	for range 40 {
+		// Three failures from the start (which precedes every root) before it worked: q is low.
+		b = b.Update(Prior{Decreasing: true}, Episode{Cands: learnCands, Err: 100, Failed: []int{0, 0, 0}, Success: 0})
+	}
+	if q := b.Q(); math.Abs(q-0.25) > 0.05 {
+		t.Errorf("q = %.3f; 1 success in 4 attempts from before the root each time: want about 0.25", q)
+	}
+}
+
+// TestTokPolLearnsWithinASearchAndAcrossSearches: a repair that gets past an error (to a later
+// error, or to the end) is an observation; the policy value keeps what it learned for the next
+// search, and a policy built with learn=0 learns nothing.
+func TestTokPolLearnsWithinASearchAndAcrossSearches(t *testing.T) {
+	pol := mustPolicy(t, "tokpol").(*TokPol)
+	fixed := mustPolicy(t, "tokpol:learn=0").(*TokPol)
+	search := func() {
+		// Rollout 1 fails at line 15; rollout 2, from line 14, fails the same way; rollout 3,
+		// from the root, gets past it and fails at line 19 (a new error); rollout 4 ends.
+		tr, e := failChain(20, nil, []int{14}, "undeclared_identifier")
+		tr.spawn(3, tr.root)
+		e3 := tr.fail(tr.progress(tr.root, 3, 19), 3, 19, 2, "no_member")
+		for _, p := range []*TokPol{pol, fixed} {
+			p.OnNode(e, tr.state(e, 100))
+			before := p.learnerFor(nil)
+			var far0 float64
+			if before != nil {
+				_, far0 = before.Beliefs().Masses()
+			}
+			p.OnNode(e3, tr.state(e3, 100))
+			if before != nil {
+				if _, far := before.Beliefs().Masses(); far <= far0 {
+					t.Errorf("a root found only from the start did not raise the far mass: %.3f -> %.3f", far0, far)
+				}
+			}
+		}
+		from := nodeAtLine(e3, 18)
+		tr.spawn(4, from)
+		done := tr.add(tr.progress(from, 4, 20), &engine.Node{Kind: engine.NodeDone, Off: len(tr.text), Line: 20, Rollout: 4})
+		for _, p := range []*TokPol{pol, fixed} {
+			p.OnNode(done, tr.state(done, 100))
+		}
+	}
+	search()
+	b := pol.learner.Beliefs()
+	if b.Episodes != 2 {
+		t.Fatalf("after one search with two repaired errors: %d episodes learned", b.Episodes)
+	}
+	search()
+	if got := pol.learner.Beliefs().Episodes; got != 4 {
+		t.Errorf("after a second search: %d episodes, want 4 (learning carries across searches)", got)
+	}
+	if fixed.learnerFor(nil) != nil {
+		t.Error("learn=0 still learns")
+	}
+}
+
+func TestModelLearnerKeepsBeliefsPerModelUnderTheCacheDir(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", dir)
+	t.Setenv("HOME", dir)
+	const model = "test/model-learner:7b"
+	learners.Delete(model)
+	l := ModelLearner(model)
+	if l.Beliefs() != PaperBeliefs() {
+		t.Fatalf("a new model starts from %+v", l.Beliefs())
+	}
+	l.Observe(DefaultPrior(), Episode{Cands: learnCands, Err: 100, Failed: []int{90}, Success: 0})
+	if err := l.Err(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "hydra", "tokpol", "test_model-learner_7b.json")
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("beliefs not saved: %v", err)
+	}
+	if ModelLearner(model) != l {
+		t.Error("searches of one process do not share the model's learner")
+	}
+	learners.Delete(model) // a new process
+	if got := ModelLearner(model).Beliefs(); got != l.Beliefs() || got.Episodes != 1 {
+		t.Errorf("a new process starts from %+v, want the saved %+v", got, l.Beliefs())
+	}
+	// The simulated model and the scripted stand-in are never written to disk.
+	learners.Delete("hydra-simulated-model")
+	s := ModelLearner("hydra-simulated-model")
+	s.Observe(DefaultPrior(), Episode{Cands: learnCands, Err: 100, Success: 90})
+	if _, err := os.Stat(filepath.Join(dir, "hydra", "tokpol", "hydra-simulated-model.json")); !os.IsNotExist(err) {
+		t.Errorf("the simulated model's beliefs were saved: %v", err)
+	}
+}
