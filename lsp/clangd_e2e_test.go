@@ -272,3 +272,22 @@ func clangdPid(t *testing.T, c *client) int {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestClangdDiesWithHydra kills the server with SIGKILL (no exit, no cleanup of its own): the
+// clangd behind it must not outlive it.
+func TestClangdDiesWithHydra(t *testing.T) {
+	if _, err := exec.LookPath("clangd-19"); err != nil {
+		t.Fatalf("clangd-19 is not installed (scripts/install-deps.sh installs it): %v", err)
+	}
+	c := startServer(t, clientOptions{initOptions: map[string]any{"hydra": map[string]any{"clangd": true}}})
+	uri := "file://" + filepath.Join(t.TempDir(), "main.cpp")
+	c.open(uri, "cpp", clangdMain)
+	clangdPid(t, c) // it runs
+	if err := c.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.cmd.Wait()
+	// The marker's processes, clangd among them, must be gone (a zombie not yet reaped by
+	// whoever inherited it counts as gone).
+	waitNoProcesses(t, c.marker, 10*time.Second)
+}

@@ -34,6 +34,10 @@ Runs Hydra's language server on stdin/stdout. Configure it from the editor (sect
 modelUrl, model, apiKeyEnv, policy, maxTokens, maxAttempts, clangFlags) or with the
 environment variables HYDRA_MODEL_URL, HYDRA_MODEL and HYDRA_API_KEY.
 
+With the setting clangd: true (the default for eglot), it runs clangd behind it (clangdPath,
+else clangd-19 or clangd on $PATH; clangdArgs) and answers for both: what Hydra does not
+handle goes to clangd, and clangd's diagnostics come merged with Hydra's.
+
 `)
 		fs.PrintDefaults()
 	}
