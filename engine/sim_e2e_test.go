@@ -4,10 +4,9 @@ import (
 	"context"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
+	"github.com/hydra-lsp/hydra/checkers/wholefile"
 	"github.com/hydra-lsp/hydra/engine/sim"
 )
 
@@ -58,13 +57,12 @@ func TestSearchOnSimulatedModelTasks(t *testing.T) {
 		if res.Stats.Attempts < 2 {
 			t.Errorf("%s: accepted in %d attempt(s) although the first attempt had an injected error", task.ID, res.Stats.Attempts)
 		}
-		file := filepath.Join(t.TempDir(), task.Filename())
-		if err := os.WriteFile(file, []byte(task.Prompt+res.Text), 0o644); err != nil {
+		v, err := wholefile.Check(context.Background(), task.Prompt+res.Text, wholefile.Options{Name: task.Filename(), Flags: task.Flags()})
+		if err != nil {
 			t.Fatal(err)
 		}
-		args := append(append([]string{"-fsyntax-only"}, task.Flags()...), file)
-		if out, err := exec.Command("clang-19", args...).CombinedOutput(); err != nil {
-			t.Errorf("%s: the engine accepted a program whole-file clang rejects: %v\n%s", task.ID, err, out)
+		if !v.OK {
+			t.Errorf("%s: the engine accepted a program whole-file clang rejects:\n%s", task.ID, v.Output)
 		}
 	}
 	if accepted == 0 {

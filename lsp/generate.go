@@ -25,6 +25,7 @@ const (
 	reasonUserEdit  = "user_edit"
 	reasonDesync    = "document_out_of_sync"
 	reasonRejected  = "edit_rejected"
+	reasonNoAnswer  = "edit_unanswered" // the client did not answer workspace/applyEdit in time
 	reasonError     = "error"
 )
 
@@ -35,6 +36,10 @@ const promptBudget = 48 << 10
 // editConfirmTimeout is how long an applied edit may wait for the client's didChange that
 // reports it (Neovim 0.7 debounces didChange by 150 ms) before the server assumes it was lost.
 const editConfirmTimeout = 10 * time.Second
+
+// defaultApplyEditTimeout is how long the server waits for the client's answer to one
+// workspace/applyEdit (Options.ApplyEditTimeout) before it stops the generation.
+const defaultApplyEditTimeout = 30 * time.Second
 
 // maxRejected bounds how many edits in a row the client may refuse before generation stops.
 const maxRejected = 20
@@ -485,9 +490,13 @@ func (s *Server) streamEdits(g *generation, prog *progress) {
 		version := d.version
 		s.mu.Unlock()
 
-		applied, reason, err := s.applyEdit(g.uri, version, g.versioned, edit)
+		applied, reason, err := s.applyEdit(g.ctx, g.uri, version, g.versioned, edit)
 		s.mu.Lock()
 		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			// The client never answered: nothing tells what the document holds any more.
+			s.logf("%s: edit at version %d: %v", g.uri, version, err)
+			g.stopLocked(reasonNoAnswer)
 		case err != nil || !applied:
 			if err != nil {
 				reason = err.Error()
@@ -538,8 +547,9 @@ func (s *Server) waitWake(g *generation, d time.Duration) {
 }
 
 // applyEdit sends one edit with workspace/applyEdit (versioned when the client supports it,
-// never with a label) and returns the client's answer.
-func (s *Server) applyEdit(uri string, version int, versioned bool, edit TextEdit) (bool, string, error) {
+// never with a label) and returns the client's answer. It gives up when ctx ends or the client
+// has not answered within Options.ApplyEditTimeout (the error wraps context.DeadlineExceeded).
+func (s *Server) applyEdit(ctx context.Context, uri string, version int, versioned bool, edit TextEdit) (bool, string, error) {
 	var we WorkspaceEdit
 	if versioned {
 		v := version
@@ -551,7 +561,12 @@ func (s *Server) applyEdit(uri string, version int, versioned bool, edit TextEdi
 		we.Changes = map[string][]TextEdit{uri: {edit}}
 	}
 	var res ApplyWorkspaceEditResult
-	if err := s.conn.Call(context.Background(), "workspace/applyEdit", ApplyWorkspaceEditParams{Edit: we}, &res); err != nil {
+	ctx, cancel := context.WithTimeout(ctx, s.applyEditTimeout())
+	defer cancel()
+	if err := s.conn.Call(ctx, "workspace/applyEdit", ApplyWorkspaceEditParams{Edit: we}, &res); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return false, "", fmt.Errorf("workspace/applyEdit: no answer from the client in %s: %w", s.applyEditTimeout(), err)
+		}
 		return false, "", fmt.Errorf("workspace/applyEdit: %w", err)
 	}
 	return res.Applied, res.FailureReason, nil
@@ -657,6 +672,8 @@ func summaryMessage(sum *Summary, err error, modelURL string, firstDiag *checker
 		b.WriteString("stopped: you edited the generated code (your text is kept)")
 	case sum.Reason == reasonCancelled:
 		b.WriteString("cancelled")
+	case sum.Reason == reasonNoAnswer:
+		b.WriteString("stopped: the editor did not answer a workspace/applyEdit request in time (what it shows is kept)")
 	case sum.Reason == "prefix_error" && firstDiag != nil:
 		fmt.Fprintf(&b, "the code before the insertion point does not compile (line %d: %s); nothing was generated",
 			firstDiag.Line, firstDiag.Diag)

@@ -26,6 +26,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/hydra-lsp/hydra/checkers/wholefile"
 	"github.com/hydra-lsp/hydra/lsp"
 )
 
@@ -132,6 +133,9 @@ type client struct {
 	beforeApply func(n int)
 	// refuse makes the client answer applied:false to every edit.
 	refuse bool
+	// silentEdits makes the client never answer workspace/applyEdit (unanswered counts them).
+	silentEdits bool
+	unanswered  int
 	// neovim makes the client behave as Neovim 0.7 does: didChange is debounced (sent 150 ms
 	// after the change, after the applyEdit reply) and a stale versioned edit is dropped while
 	// the reply still says applied: true.
@@ -146,9 +150,11 @@ type clientOptions struct {
 	initOptions any
 	config      any // workspace/configuration answer; nil = the client does not serve it
 	env         []string
-	noProgress  bool // the client does not support window/workDoneProgress
-	unversioned bool // the client does not support documentChanges
-	neovim      bool // debounced didChange, stale edits dropped but reported applied
+	noProgress  bool     // the client does not support window/workDoneProgress
+	unversioned bool     // the client does not support documentChanges
+	neovim      bool     // debounced didChange, stale edits dropped but reported applied
+	args        []string // more arguments of `hydra lsp`
+	silentEdits bool     // the client never answers workspace/applyEdit
 }
 
 // startServer spawns `hydra lsp` and initializes it.
@@ -157,7 +163,7 @@ func startServer(t *testing.T, o clientOptions) *client {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	marker := hex.EncodeToString(b)
-	cmd := exec.Command(hydraBin, "lsp")
+	cmd := exec.Command(hydraBin, append([]string{"lsp"}, o.args...)...)
 	cmd.Env = append(os.Environ(), "HYDRA_CLANG_SHIM="+shimBin, "HYDRA_LSP_TEST_MARKER="+marker,
 		"HYDRA_MODEL_URL=", "HYDRA_MODEL=", "HYDRA_API_KEY=")
 	cmd.Env = append(cmd.Env, o.env...)
@@ -175,7 +181,8 @@ func startServer(t *testing.T, o clientOptions) *client {
 		t.Fatal(err)
 	}
 	c := &client{t: t, cmd: cmd, stdin: stdin, marker: marker, stderr: logs,
-		docs: map[string]*clientDoc{}, diags: map[string][]lsp.Diagnostic{}, neovim: o.neovim}
+		docs: map[string]*clientDoc{}, diags: map[string][]lsp.Diagnostic{}, neovim: o.neovim,
+		silentEdits: o.silentEdits}
 	if o.config != nil {
 		c.config, _ = json.Marshal(o.config)
 	}
@@ -278,6 +285,10 @@ func (c *client) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		}
 		if p.Label != "" {
 			c.t.Errorf("applyEdit carries a label %q (Neovim would print it)", p.Label)
+		}
+		if c.silentEdits {
+			c.record(func() { c.unanswered++ })
+			return
 		}
 		applied, why := c.applyWorkspaceEdit(p.Edit)
 		_ = conn.Reply(ctx, req.ID, lsp.ApplyWorkspaceEditResult{Applied: applied, FailureReason: why})
@@ -634,18 +645,16 @@ func mustOffset(t *testing.T, text string, p lsp.Position) int {
 	return min(off+p.Character, end)
 }
 
-// compiles checks text with clang-19 -fsyntax-only as a file in dir with the given flags.
+// compiles checks text with whole-file clang-19 (checkers/wholefile) as a file in dir with the
+// given flags.
 func compiles(t *testing.T, dir, name, text string, flags ...string) error {
 	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := append([]string{"-fsyntax-only"}, flags...)
-	args = append(args, path)
-	out, err := exec.Command("clang-19", args...).CombinedOutput()
+	v, err := wholefile.Check(context.Background(), text, wholefile.Options{Dir: dir, Name: name, Flags: flags})
 	if err != nil {
-		return fmt.Errorf("clang-19 %s: %v\n%s", strings.Join(args, " "), err, out)
+		return err
+	}
+	if !v.OK {
+		return fmt.Errorf("clang-19 rejects %s:\n%s", name, v.Output)
 	}
 	return nil
 }

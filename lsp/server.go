@@ -21,6 +21,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
 
@@ -61,6 +62,10 @@ type Options struct {
 	// WarmMax bounds the dormant preamble checkpoints kept (the warm start's memory budget);
 	// 0 means 8, a negative value turns the warm start off.
 	WarmMax int
+	// ApplyEditTimeout bounds the wait for the client's answer to one workspace/applyEdit; a
+	// generation whose edit is not answered in time stops (reason "edit_unanswered"). 0 means
+	// 30 s.
+	ApplyEditTimeout time.Duration
 }
 
 // Server is one language server connection. Create it with New and run it with Serve.
@@ -196,6 +201,13 @@ func (s *Server) stopAll() {
 }
 
 func (s *Server) logf(format string, args ...any) { s.logger.Printf(format, args...) }
+
+func (s *Server) applyEditTimeout() time.Duration {
+	if s.opts.ApplyEditTimeout > 0 {
+		return s.opts.ApplyEditTimeout
+	}
+	return defaultApplyEditTimeout
+}
 
 // requestHandler handles one request; the result is marshalled into the response.
 type requestHandler func(ctx context.Context, params json.RawMessage) (any, error)

@@ -5,12 +5,14 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/hydra-lsp/hydra/checkers"
+	"github.com/hydra-lsp/hydra/checkers/chunk"
 )
 
 // Warm start (clangd's cached preamble, as a dormant checker checkpoint). Parsing a preamble
@@ -62,70 +64,21 @@ func newWarmCache(c checkers.Checker, max int, logf func(string, ...any)) *warmC
 		byDoc: map[string]string{}, timers: map[string]*time.Timer{}, ctx: ctx, cancel: cancel}
 }
 
-// preambleOf returns the leading part of text made of blank lines, comments and preprocessor
-// directives, up to the end of its last directive at #if depth 0, if it includes anything
-// ("" otherwise).
-func preambleOf(text string) string {
-	end, depth, inComment, hasInclude := 0, 0, false, false
-	off := 0
-	for off < len(text) {
-		nl := strings.IndexByte(text[off:], '\n')
-		if nl < 0 {
-			break // an unfinished last line is never part of the preamble
-		}
-		line := text[off : off+nl]
-		next := off + nl + 1
-		trim := strings.TrimSpace(line)
-		switch {
-		case inComment:
-			if strings.Contains(trim, "*/") {
-				inComment = false
-				if rest := strings.TrimSpace(trim[strings.Index(trim, "*/")+2:]); rest != "" {
-					return cut(text, end, hasInclude)
-				}
-			}
-		case trim == "" || strings.HasPrefix(trim, "//"):
-		case strings.HasPrefix(trim, "/*"):
-			if !strings.Contains(trim[2:], "*/") {
-				inComment = true
-			}
-		case strings.HasPrefix(trim, "#"):
-			for strings.HasSuffix(line, "\\") { // continuation lines
-				nl2 := strings.IndexByte(text[next:], '\n')
-				if nl2 < 0 {
-					return cut(text, end, hasInclude)
-				}
-				line = text[next : next+nl2]
-				next += nl2 + 1
-			}
-			d := strings.TrimSpace(strings.TrimPrefix(trim, "#"))
-			switch {
-			case strings.HasPrefix(d, "if"):
-				depth++
-			case strings.HasPrefix(d, "endif"):
-				depth--
-			case strings.HasPrefix(d, "include") || strings.HasPrefix(d, "import"):
-				hasInclude = true
-			case strings.HasPrefix(d, "pragma once"):
-				return cut(text, end, hasInclude)
-			}
-		default:
-			return cut(text, end, hasInclude)
-		}
-		off = next
-		if depth == 0 && !inComment && strings.HasPrefix(trim, "#") {
-			end = off // the preamble ends after a directive: comments after it are likely to change
-		}
-	}
-	return cut(text, end, hasInclude)
-}
-
-func cut(text string, end int, hasInclude bool) string {
-	if !hasInclude {
+// preambleOf returns the preamble of text (chunk.PreambleEnd: the leading block of preprocessor
+// lines, with the comments among them) when it includes a header, "" otherwise (a few #defines
+// are not worth a checkpoint). An unfinished last line is never part of it: it is still being
+// typed.
+func preambleOf(text string, opts chunk.Options) string {
+	text = text[:strings.LastIndexByte(text, '\n')+1]
+	pre := text[:chunk.PreambleEnd(text, opts)]
+	if !includeRE.MatchString(pre) {
 		return ""
 	}
-	return text[:end]
+	return pre
 }
+
+// includeRE finds an #include or #import directive line (the first may follow a byte-order mark).
+var includeRE = regexp.MustCompile(`(?m)^\x{FEFF}?[ \t]*#[ \t]*(?:include|import)\b`)
 
 // warmKey identifies a shareable preamble checkpoint: flags, directory (quoted includes), the
 // project root (what the checker may read) and preamble text.
@@ -151,7 +104,7 @@ func (w *warmCache) schedule(uri string, describe func() (checkers.SessionOption
 		opts, text, ok := describe()
 		pre := ""
 		if ok {
-			pre = preambleOf(text)
+			pre = preambleOf(text, chunk.OptionsForFlags(opts.Flags, opts.Filename))
 		}
 		w.use(uri, opts, pre)
 	})

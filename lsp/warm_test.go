@@ -1,6 +1,10 @@
 package lsp
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/hydra-lsp/hydra/checkers/chunk"
+)
 
 func TestPreambleOf(t *testing.T) {
 	tests := []struct {
@@ -13,11 +17,12 @@ func TestPreambleOf(t *testing.T) {
 		{"continuation line", "#include <cstdio>\n#define F(x) \\\n  (x)\nint a;\n", "#include <cstdio>\n#define F(x) \\\n  (x)\n"},
 		{"no include: nothing to warm", "#define N 1\nint a;\n", ""},
 		{"unfinished last line excluded", "#include <cstdio>\n#include <map>", "#include <cstdio>\n"},
-		{"pragma once stops", "#include <cstdio>\n#pragma once\n#include <map>\n", "#include <cstdio>\n"},
+		{"pragma once is a directive like the others (the checker blanks it)", "#include <cstdio>\n#pragma once\n#include <map>\nint a;\n", "#include <cstdio>\n#pragma once\n#include <map>\n"},
+		{"after a byte order mark", "\xEF\xBB\xBF#include <cstdio>\nint a;\n", "\xEF\xBB\xBF#include <cstdio>\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := preambleOf(tt.text); got != tt.want {
+			if got := preambleOf(tt.text, chunk.Options{}); got != tt.want {
 				t.Fatalf("preambleOf = %q, want %q", got, tt.want)
 			}
 		})

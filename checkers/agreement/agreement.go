@@ -14,14 +14,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/hydra-lsp/hydra/checkers"
 	"github.com/hydra-lsp/hydra/checkers/chunk"
+	"github.com/hydra-lsp/hydra/checkers/wholefile"
 )
 
 // Verdict is what a checker says about a whole text.
@@ -55,60 +53,27 @@ func Agree(a, b Verdict) bool {
 	return a.OK || (a.Line == b.Line && a.Msg == b.Msg)
 }
 
-// ClangPath returns the clang-19 driver: clang-19 on $PATH, else /usr/lib/llvm-19/bin/clang.
-func ClangPath() (string, error) {
-	if p, err := exec.LookPath("clang-19"); err == nil {
-		return p, nil
-	}
-	const p = "/usr/lib/llvm-19/bin/clang"
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("clang-19 not found on $PATH nor at %s (run `make deps`)", p)
-	}
-	return p, nil
-}
+// ClangPath returns the clang-19 driver (wholefile.Clang).
+func ClangPath() (string, error) { return wholefile.Clang() }
 
 // PresentationFlags are added to the whole-file clang run so that its first diagnostic line can
-// be parsed and compared: they change how diagnostics are printed, not which are emitted.
+// be compared: they change how diagnostics are printed, not which are emitted.
 var PresentationFlags = []string{"-fno-caret-diagnostics", "-fno-color-diagnostics", "-fno-diagnostics-show-option"}
 
-// diagLine matches "file:line:col: error: message" and "fatal error:".
-var diagLine = regexp.MustCompile(`^(.*?):(\d+):(\d+): (?:fatal )?error: (.*)$`)
-
 // Whole runs clang -fsyntax-only with flags on text written to a file named base (its base
-// name only) in a fresh temporary directory, and returns its verdict.
+// name only) in a fresh temporary directory, and returns its verdict: its first error, in
+// whatever file.
 func Whole(ctx context.Context, clang, text, base string, flags []string) (Verdict, error) {
-	dir, err := os.MkdirTemp("", "hydra-agree-")
+	w, err := wholefile.Check(ctx, text, wholefile.Options{Clang: clang, Name: base,
+		Flags: append(append([]string(nil), PresentationFlags...), flags...)})
 	if err != nil {
-		return Verdict{}, fmt.Errorf("whole-file clang: %w", err)
+		return Verdict{}, err
 	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, filepath.Base(base))
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		return Verdict{}, fmt.Errorf("whole-file clang: %w", err)
-	}
-	args := append([]string{"-fsyntax-only"}, PresentationFlags...)
-	args = append(append(args, flags...), path)
-	cmd := exec.CommandContext(ctx, clang, args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
+	d, ok := w.First()
+	if !ok {
 		return Verdict{OK: true}, nil
-	case errors.As(err, &exit) && exit.ExitCode() == 1:
-	default:
-		return Verdict{}, fmt.Errorf("whole-file clang on %s: %w\n%s", base, err, out)
 	}
-	for _, l := range strings.Split(string(out), "\n") {
-		m := diagLine.FindStringSubmatch(l)
-		if m == nil {
-			continue
-		}
-		line, _ := strconv.Atoi(m[2])
-		col, _ := strconv.Atoi(m[3])
-		return Verdict{Line: line, Col: col, Msg: m[4], File: m[1]}, nil
-	}
-	return Verdict{}, fmt.Errorf("whole-file clang on %s failed without an error line:\n%s", base, out)
+	return Verdict{Line: d.Line, Col: d.Col, Msg: d.Msg, File: d.File}, nil
 }
 
 // Incremental streams text line by line (as a model would) through a chunker into one session

@@ -6,13 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hydra-lsp/hydra/checkers"
+	"github.com/hydra-lsp/hydra/checkers/wholefile"
 )
 
 // TestMain makes sure the shim the tests run is built from the current sources (make is a no-op
@@ -184,42 +183,25 @@ func sessionVerdict(t testing.TB, evs []checkers.Event) (verdict, *checkers.Even
 	return v, first
 }
 
-var clangErrRE = regexp.MustCompile(`^(.*?):(\d+):(\d+): (?:fatal )?error: (.*)$`)
-
-// wholeFile runs clang-19 -fsyntax-only on the whole text written to dir/name and returns its
-// verdict (the first error, in whatever file, with clang's " [-W…]" option suffix removed).
+// wholeFile runs whole-file clang-19 (checkers/wholefile) on text written to dir/name with the
+// flags the checker resolves, and returns its verdict: the first error, in whatever file, without
+// clang's " [-W…]" option suffix.
 func wholeFile(t testing.TB, dir, name string, flags []string, text string) verdict {
 	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := append([]string{"-fsyntax-only", "-fno-color-diagnostics", "-fno-caret-diagnostics"}, resolve(checkers.SessionOptions{Flags: flags, Filename: path}).flags...)
-	args = append(args, path)
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "clang-19", args...).CombinedOutput()
-	v := verdict{OK: err == nil}
+	resolved := resolve(checkers.SessionOptions{Flags: flags, Filename: filepath.Join(dir, name)}).flags
+	w, err := wholefile.Check(ctx, text, wholefile.Options{Dir: dir, Name: name,
+		Flags: append([]string{"-fno-diagnostics-show-option"}, resolved...)})
 	if err != nil {
-		if _, isExit := err.(*exec.ExitError); !isExit {
-			t.Fatalf("clang-19: %v", err)
-		}
+		t.Fatal(err)
 	}
-	for _, l := range strings.Split(string(out), "\n") {
-		m := clangErrRE.FindStringSubmatch(l)
-		if m == nil {
-			continue
-		}
-		v.File = m[1]
-		v.Line, _ = strconv.Atoi(m[2])
-		v.Col, _ = strconv.Atoi(m[3])
-		v.Diag = optionSuffix.ReplaceAllString(m[4], "")
-		break
+	v := verdict{OK: w.OK}
+	if d, ok := w.First(); ok {
+		v.File, v.Line, v.Col, v.Diag = d.File, d.Line, d.Col, d.Msg
 	}
 	return v
 }
-
-var optionSuffix = regexp.MustCompile(` \[-W[^\]]*\]$`)
 
 // procAlive reports whether pid is a live (not zombie) process.
 func procAlive(pid int) bool {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/hydra-lsp/hydra/checkers"
 	"github.com/hydra-lsp/hydra/checkers/clang"
@@ -28,7 +29,7 @@ func init() {
 func runLSP(args []string) int {
 	fs := flag.NewFlagSet("lsp", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `usage: hydra lsp [--stdio] [--log FILE]
+		fmt.Fprint(fs.Output(), `usage: hydra lsp [--stdio] [--log FILE] [--apply-edit-timeout D]
 
 Runs Hydra's language server on stdin/stdout. Configure it from the editor (section "hydra":
 modelUrl, model, apiKeyEnv, policy, maxTokens, maxAttempts, clangFlags) or with the
@@ -43,8 +44,14 @@ handle goes to clangd, and clangd's diagnostics come merged with Hydra's.
 	}
 	fs.Bool("stdio", true, "talk LSP on stdin/stdout (the only transport; accepted for editors that pass it)")
 	logPath := fs.String("log", "", "append the server's log to this file instead of stderr")
+	applyEditTimeout := fs.Duration("apply-edit-timeout", 30*time.Second,
+		"stop a generation whose workspace/applyEdit the editor has not answered in this time")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	if *applyEditTimeout <= 0 {
+		fmt.Fprintln(os.Stderr, "hydra lsp: --apply-edit-timeout must be positive")
+		return 2
 	}
 	logw := os.Stderr
 	if *logPath != "" {
@@ -73,8 +80,9 @@ handle goes to clangd, and clangd's diagnostics come merged with Hydra's.
 			}
 			return model.NewClient(cfg.ModelURL, opts...)
 		},
-		Policy: func(name string) (engine.Policy, error) { return policy.ByName(name, policy.WithPersistentLearning()) },
-		Log:    logw,
+		Policy:           func(name string) (engine.Policy, error) { return policy.ByName(name, policy.WithPersistentLearning()) },
+		Log:              logw,
+		ApplyEditTimeout: *applyEditTimeout,
 	})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()

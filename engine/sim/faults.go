@@ -1,20 +1,16 @@
 package sim
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
-	"strconv"
+	"slices"
 	"strings"
 
 	"github.com/hydra-lsp/hydra/checkers/mutate"
+	"github.com/hydra-lsp/hydra/checkers/wholefile"
 )
 
 // Distance classes of a fault: how far before the reported error its root lies, counted in
@@ -221,41 +217,22 @@ type clangResult struct {
 	diag string
 }
 
-var diagRE = regexp.MustCompile(`^(.*?):(\d+):(\d+): (?:fatal )?error: (.*)$`)
-
-// runClang checks text as a whole file with `clang -fsyntax-only` and the task's flags.
+// runClang checks text as a whole file with `clang -fsyntax-only` and the task's flags; the
+// first error in the task's file (not in a header) is the one recorded.
 func runClang(ctx context.Context, clang string, t Task, text string) (clangResult, error) {
-	dir, err := os.MkdirTemp("", "hydra-sim-")
+	v, err := wholefile.Check(ctx, text, wholefile.Options{Clang: clang, Name: t.Filename(),
+		Flags: append(slices.Clone(t.Flags()), "-ferror-limit=1")})
 	if err != nil {
 		return clangResult{}, fmt.Errorf("clang check: %w", err)
 	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, t.Filename())
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		return clangResult{}, fmt.Errorf("clang check: %w", err)
-	}
-	args := append(t.Flags(), "-fsyntax-only", "-fno-color-diagnostics", "-fno-caret-diagnostics", "-ferror-limit=1", path)
-	cmd := exec.CommandContext(ctx, clang, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err = cmd.Run()
-	if err == nil {
+	if v.OK {
 		return clangResult{ok: true}, nil
 	}
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		return clangResult{}, fmt.Errorf("clang check: run %s: %w", clang, err)
+	d, ok := v.FirstIn(t.Filename())
+	if !ok {
+		return clangResult{}, fmt.Errorf("clang check: %s failed without an error in the file: %s", clang, firstLine(v.Output))
 	}
-	for _, l := range strings.Split(stderr.String(), "\n") {
-		m := diagRE.FindStringSubmatch(l)
-		if m == nil || filepath.Base(m[1]) != t.Filename() {
-			continue
-		}
-		line, _ := strconv.Atoi(m[2])
-		col, _ := strconv.Atoi(m[3])
-		return clangResult{off: offsetOf(text, line, col), line: line, col: col, diag: m[4]}, nil
-	}
-	return clangResult{}, fmt.Errorf("clang check: %s failed without an error in the file: %s", clang, firstLine(stderr.String()))
+	return clangResult{off: offsetOf(text, d.Line, d.Col), line: d.Line, col: d.Col, diag: d.Msg}, nil
 }
 
 // offsetOf converts a 1-based line and byte column to a byte offset in text.

@@ -1,7 +1,6 @@
 package sim_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,16 +10,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/hydra-lsp/hydra/checkers/wholefile"
 	"github.com/hydra-lsp/hydra/engine/model"
 	"github.com/hydra-lsp/hydra/engine/sim"
 	"github.com/tiktoken-go/tokenizer"
@@ -110,31 +106,22 @@ func complete(t *testing.T, c *model.Client, prompt string, p model.Params) (str
 	return sb.String(), toks, s.Usage()
 }
 
-// clangFirstError runs clang-19 -fsyntax-only on text, independently of the simulator's own
-// check, and returns whether it compiled and the first error's line and message.
+// clangFirstError runs whole-file clang-19 (checkers/wholefile) on text, independently of the
+// simulator's own check, and returns whether it compiled and the first error in the task's file.
 func clangFirstError(t *testing.T, task sim.Task, text string) (ok bool, line int, msg string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), task.Filename())
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+	v, err := wholefile.Check(context.Background(), text, wholefile.Options{Dir: t.TempDir(), Name: task.Filename(), Flags: task.Flags()})
+	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("clang-19", append(task.Flags(), "-fsyntax-only", "-fno-color-diagnostics", path)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err == nil {
+	if v.OK {
 		return true, 0, ""
-	} else if _, isExit := err.(*exec.ExitError); !isExit {
-		t.Fatalf("run clang-19: %v", err)
 	}
-	re := regexp.MustCompile(`^` + regexp.QuoteMeta(path) + `:(\d+):\d+: (?:fatal )?error: (.*)$`)
-	for _, l := range strings.Split(stderr.String(), "\n") {
-		if m := re.FindStringSubmatch(l); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			return false, n, m[2]
-		}
+	d, found := v.FirstIn(task.Filename())
+	if !found {
+		t.Fatalf("clang-19 failed without an error in %s:\n%s", task.Filename(), v.Output)
 	}
-	t.Fatalf("clang-19 failed without an error in %s:\n%s", path, stderr.String())
-	return false, 0, ""
+	return false, d.Line, d.Msg
 }
 
 func TestLoadTasksSplitsPromptAndSolution(t *testing.T) {

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/hydra-lsp/hydra/checkers/chunk"
 )
 
 // Task is one programming task the simulated model knows the answer to.
@@ -205,9 +207,9 @@ func readJSONL(path string, each func([]byte) error) error {
 
 // splitPrompt returns where a TheAlgorithms program's prompt ends: after its leading comment
 // block (the file's description, standing for a task statement) and the blank lines after it;
-// when the program has no leading comment, after its preamble (the #include / using lines at the
-// top) and the head of its first function definition. With a leading comment the model writes
-// the rest, includes and all, so a missing-#include fault has its root in generated text.
+// when the program has no leading comment, after its preamble (chunk.PreambleEnd: the leading
+// preprocessor lines) and the head of its first function definition. With a leading comment the
+// model writes the rest, includes and all, so a missing-#include fault has its root in generated text.
 func splitPrompt(src string) int {
 	i := 0
 	comment := false
@@ -245,7 +247,7 @@ func splitPrompt(src string) int {
 				}
 				return i
 			}
-			return signatureEnd(src, preambleEnd(src))
+			return signatureEnd(src, chunk.PreambleEnd(src, chunk.Options{}))
 		}
 	}
 	return 0
@@ -276,26 +278,6 @@ func signatureEnd(src string, from int) int {
 		}
 	}
 	return from
-}
-
-// preambleEnd is the offset after the leading #include / using / blank lines.
-func preambleEnd(src string) int {
-	i, end := 0, 0
-	for i < len(src) {
-		nl := strings.IndexByte(src[i:], '\n')
-		if nl < 0 {
-			break
-		}
-		line := strings.TrimSpace(src[i : i+nl])
-		if line != "" && !strings.HasPrefix(line, "#include") && !strings.HasPrefix(line, "using ") {
-			break
-		}
-		i += nl + 1
-		if line != "" {
-			end = i
-		}
-	}
-	return end
 }
 
 // Select returns n tasks (all when n <= 0 or n >= len(tasks)) chosen deterministically by
