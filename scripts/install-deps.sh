@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Hydra LSP needs, when they are missing.
-#   scripts/install-deps.sh build   # what `make build` needs: Clang/LLVM 19 to build and run the checker
+#   scripts/install-deps.sh build   # what `make build` needs: Clang/LLVM 19 to build and run the checker,
+#                                   # bubblewrap + util-linux (prlimit) for the sandbox of `hydra bench`
 #   scripts/install-deps.sh test    # plus what the test suite needs: clangd, Neovim, Emacs + eglot, Node.js,
 #                                   # tmux and jq (the editors' terminal tests)
 # Runs apt-get as root (or through sudo); prints the command and fails when it cannot.
 set -euo pipefail
 
-build_pkgs=(clang-19 libclang-cpp19-dev llvm-19-dev libclang-19-dev libstdc++-12-dev make)
-test_pkgs=(clangd-19 neovim emacs-nox elpa-eglot procps debootstrap bubblewrap tmux jq)
+build_pkgs=(clang-19 libclang-cpp19-dev llvm-19-dev libclang-19-dev libstdc++-12-dev make bubblewrap util-linux)
+test_pkgs=(clangd-19 neovim emacs-nox elpa-eglot procps debootstrap tmux jq)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-build}" = test ]; then

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hydra-lsp/hydra/checkers/clang"
 	"github.com/hydra-lsp/hydra/cmd/hydra/internal/bench"
+	"github.com/hydra-lsp/hydra/cmd/hydra/internal/sandbox"
 	"github.com/hydra-lsp/hydra/engine/model"
 	"github.com/hydra-lsp/hydra/engine/sim"
 	"github.com/hydra-lsp/hydra/policy"
@@ -55,6 +56,8 @@ type benchFlags struct {
 	errorRate, fixProb, newFault float64
 	concurrency                  int
 	maxAttempts, maxTokens       int
+	// runTests: --run-tests; runTestsSet says it was given (its default depends on the model).
+	runTests, runTestsSet bool
 }
 
 // errUsage marks a bad command line (exit 2).
@@ -88,18 +91,21 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&f.concurrency, "concurrency", 8, "tasks run at once (each task's policies run one after the other)")
 	fs.IntVar(&f.maxAttempts, "max-attempts", 8, "attempts per search")
 	fs.IntVar(&f.maxTokens, "max-tokens", 8192, "output tokens per completion request (the longest corpus program is about 8,000 tokens)")
+	fs.BoolVar(&f.runTests, "run-tests", false, "functional check: compile and run HumanEval-X's tests on the generated code, in the bubblewrap sandbox (default on with the simulated model, off with --model-url)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: hydra bench [--tasks N|humaneval-x|thealgorithms|FILE.jsonl] [--seed S] [--policies a,b,...]
                    [--sim k=v,...] [--sweep k=v1/v2,...] [--json|--markdown] [--model-url URL]
-                   [--concurrency N] [--resume DIR] [--plot FILE.svg|png] [--time-scale X] [flags]
+                   [--concurrency N] [--resume DIR] [--plot FILE.svg|png] [--time-scale X] [--run-tests] [flags]
        hydra bench checker [flags]   (the checker's own benchmark)
        hydra bench lsp-proxy [flags] (clangd directly vs behind hydra lsp)
 
 Runs repair policies side by side on the same tasks and seeds, with the real Clang checker,
 against the SIMULATED model of engine/sim (a stand-in, not a real model; its parameters and
 assumptions are printed with the results) or a server (--model-url). Every result is checked
-again on its own: static correctness with clang, functional correctness (HumanEval-X) by running
-the task's tests in a sandbox. Reports latency, output tokens and repair overhead (tokens beyond
+again on its own: static correctness with clang (parsing only), and functional correctness
+(HumanEval-X) by compiling and running the task's tests in a bubblewrap sandbox (no network, no
+host files but /usr, its own PID namespace, CPU, memory, process and time limits). That runs
+generated code: with --model-url only when --run-tests is given. Reports latency, output tokens and repair overhead (tokens beyond
 the task's unconstrained run) for all tasks and for those that hit a static error, TokPol's
 paired ratios against local-first, fixed and post-hoc with 95% bootstrap intervals, and
 checkpoint reuse. --sweep repeats this over a grid of simulator parameters.
@@ -114,6 +120,7 @@ checkpoint reuse. --sweep repeats this over a grid of simulator parameters.
 		fmt.Fprintf(stderr, "hydra bench: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
+	fs.Visit(func(fl *flag.Flag) { f.runTestsSet = f.runTestsSet || fl.Name == "run-tests" })
 	err := f.run(stdout, stderr)
 	switch {
 	case errors.Is(err, errUsage):
@@ -257,6 +264,20 @@ func (f *benchFlags) run(stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	// Model output is run only when asked: --run-tests, on by default only for the simulated
+	// model (whose programs are the corpus's own solutions with injected faults).
+	execute := f.modelURL == ""
+	if f.runTestsSet {
+		execute = f.runTests
+	}
+	if execute {
+		if err := (&sandbox.Sandbox{}).Available(ctx); err != nil {
+			return fmt.Errorf("the functional check needs its sandbox (--run-tests=false skips it): %w", err)
+		}
+	} else if f.modelURL != "" {
+		fmt.Fprintln(stderr, "hydra bench: the model's programs are only parsed, not run (--run-tests runs HumanEval-X's tests on them in the sandbox)")
+	}
+
 	simTasks, err := bench.LoadTasks(to)
 	if err != nil {
 		return usagef("%v", err)
@@ -268,7 +289,7 @@ func (f *benchFlags) run(stdout, stderr io.Writer) error {
 		return err
 	}
 	defer ck.Close()
-	env := bench.Env{Checker: ck, Tasks: bench.FromSim(simTasks)}
+	env := bench.Env{Checker: ck, Tasks: bench.FromSim(simTasks), Verifier: &bench.Verifier{Execute: execute}}
 
 	if axes != nil {
 		return f.runSweep(ctx, cfg, env, opts, axes, simTasks, stdout, stderr)

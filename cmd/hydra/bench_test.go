@@ -153,27 +153,44 @@ func TestBenchTalksToAServerGivenByURL(t *testing.T) {
 	}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	var stdout, stderr bytes.Buffer
-	code := benchMain([]string{"--model-url", hs.URL + "/v1", "--model", sim.ModelName, "--tasks", "2",
-		"--policies", "tokpol,posthoc", "--json"}, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr.String())
-	}
-	var rep struct {
-		benchJSON
-		Policies map[string]map[string]map[string]float64 `json:"policies"`
-	}
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatal(err)
-	}
-	// The server names itself the simulator in /v1/models: real_model comes from that, not
-	// from --model-url.
-	if real, ok := rep.Simulator["real_model"].(bool); !ok || real || rep.Simulator["url"] == nil {
-		t.Errorf("model description %v: want real_model false (the server is the simulator) and its URL", rep.Simulator)
-	}
-	for _, p := range []string{"tokpol", "posthoc"} {
-		if m := rep.Policies[p]["all"]; m["tasks"] != 2 || m["tokens_mean"] <= 0 || m["attempts_mean"] < 1 {
-			t.Errorf("%s: %v", p, m)
+	// The model's programs are run (HumanEval-X's tests, in the sandbox) only with --run-tests.
+	for _, runTests := range []bool{false, true} {
+		var stdout, stderr bytes.Buffer
+		args := []string{"--model-url", hs.URL + "/v1", "--model", sim.ModelName, "--tasks", "2", "--source", "humaneval-x",
+			"--policies", "tokpol,posthoc", "--json"}
+		if runTests {
+			args = append(args, "--run-tests")
+		}
+		code := benchMain(args, &stdout, &stderr)
+		if code != 0 {
+			t.Fatalf("run tests %v: exit %d\n%s", runTests, code, stderr.String())
+		}
+		var rep struct {
+			benchJSON
+			Policies map[string]map[string]map[string]float64 `json:"policies"`
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+			t.Fatal(err)
+		}
+		// The server names itself the simulator in /v1/models: real_model comes from that, not
+		// from --model-url.
+		if real, ok := rep.Simulator["real_model"].(bool); !ok || real || rep.Simulator["url"] == nil {
+			t.Errorf("model description %v: want real_model false (the server is the simulator) and its URL", rep.Simulator)
+		}
+		for _, p := range []string{"tokpol", "posthoc"} {
+			if m := rep.Policies[p]["all"]; m["tasks"] != 2 || m["tokens_mean"] <= 0 || m["attempts_mean"] < 1 {
+				t.Errorf("%s: %v", p, m)
+			}
+			want := 0.0
+			if runTests {
+				want = 2
+			}
+			if got := rep.Policies[p]["all"]["functional_tasks"]; got != want {
+				t.Errorf("run tests %v: %s: functional checks on %v tasks, want %v", runTests, p, got, want)
+			}
+		}
+		if said := strings.Contains(stderr.String(), "only parsed, not run"); said == runTests {
+			t.Errorf("run tests %v: stderr says the programs are only parsed: %v\n%s", runTests, said, stderr.String())
 		}
 	}
 }

@@ -203,7 +203,7 @@ func runOne(ctx context.Context, cfg Config, env Env, ver *Verifier, t Task, nam
 	}
 	program := t.Prompt + res.Text
 	run.StaticOK, _ = ver.Static(ctx, t, program)
-	if t.Test != "" {
+	if t.Test != "" && ver.Execute { // generated code runs only when asked (--run-tests), sandboxed
 		ok := ver.Functional(ctx, t, program)
 		run.Functional = &ok
 	}

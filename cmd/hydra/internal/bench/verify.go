@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -10,16 +9,25 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/hydra-lsp/hydra/checkers/wholefile"
+	"github.com/hydra-lsp/hydra/cmd/hydra/internal/sandbox"
 )
 
 // Verifier checks a generated program on its own, independently of the search that produced
-// it: static correctness by compiling it with clang, functional correctness by compiling it
-// with its tests and running the binary in a sandbox (a fresh temporary directory, an empty
-// environment, and CPU-time, memory, file-size and wall-clock limits). Generated code is never
-// run any other way.
+// it: static correctness by parsing it with clang (never running it), functional correctness —
+// only when Execute is set — by compiling it with its tests and running the binary, both inside
+// the bubblewrap sandbox of cmd/hydra/internal/sandbox (no network, no host files but /usr, a
+// private /tmp, its own PID namespace killed as a whole, CPU-time, memory, file-size, process
+// and wall-clock limits). Generated code is never run any other way.
 type Verifier struct {
 	// Clang is the C compiler driver; Clang++ the C++ one. Defaults: clang-19 and clang++-19.
 	Clang, ClangXX string
+	// Execute allows the functional check, which runs generated code (`hydra bench --run-tests`).
+	// Off, RunTests runs nothing and fails.
+	Execute bool
+	// Sandbox runs the compiler and the tests; nil means bubblewrap from $PATH.
+	Sandbox *sandbox.Sandbox
 	// CPUSeconds, MemoryMB and Wall limit a test run. Defaults: 10 s, 1024 MB, 30 s.
 	CPUSeconds int
 	MemoryMB   int
@@ -39,21 +47,33 @@ func (v *Verifier) compiler(lang string) string {
 	return "clang++-19"
 }
 
-// Static reports whether program compiles (clang -fsyntax-only with the task's flags), and
-// clang's messages when it does not.
+// Static reports whether program compiles (whole-file clang -fsyntax-only with the task's
+// flags, checkers/wholefile), and clang's messages when it does not.
 func (v *Verifier) Static(ctx context.Context, t Task, program string) (bool, string) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	args := []string{"-fsyntax-only", "-fno-color-diagnostics"}
+	var flags []string
 	if t.Filename != "" {
 		// Quoted includes resolve next to the file, as the checker does it.
-		args = append(args, "-iquote", filepath.Dir(t.Filename))
+		flags = append(flags, "-iquote", filepath.Dir(t.Filename))
 	}
-	args = append(append(args, t.Flags...), "-")
-	cmd := exec.CommandContext(ctx, v.compiler(t.Lang), args...)
-	cmd.Stdin = strings.NewReader(program)
-	out, err := cmd.CombinedOutput()
-	return err == nil, string(out)
+	w, err := wholefile.Check(ctx, program, wholefile.Options{Clang: v.compiler(t.Lang), Name: t.sourceName(),
+		Flags: append(flags, t.Flags...)})
+	if err != nil {
+		return false, err.Error()
+	}
+	return w.OK, w.Output
+}
+
+// sourceName is the base name the program is compiled under: the task's, else prog.c / prog.cpp.
+func (t Task) sourceName() string {
+	if t.Filename != "" {
+		return filepath.Base(t.Filename)
+	}
+	if t.Lang == "c" {
+		return "prog.c"
+	}
+	return "prog.cpp"
 }
 
 // mainRE finds a definition of main in generated text.
@@ -75,23 +95,34 @@ func (v *Verifier) Functional(ctx context.Context, t Task, program string) bool 
 	return ok
 }
 
+// NotExecuted is RunTests' reason when Execute is off.
+const NotExecuted = "not run: the functional check runs generated code and needs --run-tests"
+
 // RunTests is Functional with the reason of a failure.
 func (v *Verifier) RunTests(ctx context.Context, t Task, program string) (bool, string) {
+	if !v.Execute {
+		return false, NotExecuted
+	}
+	sb := v.Sandbox
+	if sb == nil {
+		sb = &sandbox.Sandbox{}
+	}
+	compiler, err := exec.LookPath(v.compiler(t.Lang))
+	if err != nil {
+		return false, fmt.Sprintf("compile: %v", err)
+	}
 	dir, err := os.MkdirTemp("", "hydra-bench-run-")
 	if err != nil {
 		return false, fmt.Sprintf("sandbox: %v", err)
 	}
 	defer os.RemoveAll(dir)
-	ext := ".cpp"
+	src := "prog.cpp"
 	if t.Lang == "c" {
-		ext = ".c"
+		src = "prog.c"
 	}
-	src := filepath.Join(dir, "prog"+ext)
-	if err := os.WriteFile(src, []byte(t.Program(program)), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, src), []byte(t.Program(program)), 0o644); err != nil {
 		return false, fmt.Sprintf("sandbox: %v", err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
 	var flags []string
 	for i := 0; i < len(t.Flags); i++ { // keep -std, drop -x (the extension says it)
 		if t.Flags[i] == "-x" {
@@ -100,33 +131,23 @@ func (v *Verifier) RunTests(ctx context.Context, t Task, program string) (bool, 
 		}
 		flags = append(flags, t.Flags[i])
 	}
-	args := append(append([]string{"-O1", "-w", "-o", filepath.Join(dir, "prog")}, flags...), src, "-lm")
-	if out, err := exec.CommandContext(cctx, v.compiler(t.Lang), args...).CombinedOutput(); err != nil {
-		return false, "compile: " + firstLine(string(out))
+	// The compiler runs in the sandbox too: the program may #include any file it names.
+	args := append(append([]string{compiler, "-O1", "-w", "-o", "/box/prog"}, flags...), "/box/"+src, "-lm")
+	res, err := sb.Run(ctx, sandbox.Spec{Dir: dir, Writable: true, Argv: args,
+		Limits: sandbox.Limits{CPUSeconds: 120, MemoryMB: 4096, FileMB: 256, Procs: 64, Wall: 2 * time.Minute}})
+	if err != nil {
+		return false, "sandbox: " + err.Error()
 	}
-	cpu, mem, wall := v.CPUSeconds, v.MemoryMB, v.Wall
-	if cpu <= 0 {
-		cpu = 10
+	if !res.OK() {
+		return false, "compile: " + firstLine(res.Output)
 	}
-	if mem <= 0 {
-		mem = 1024
+	res, err = sb.Run(ctx, sandbox.Spec{Dir: dir, Argv: []string{"/box/prog"},
+		Limits: sandbox.Limits{CPUSeconds: v.CPUSeconds, MemoryMB: v.MemoryMB, Wall: v.Wall}})
+	if err != nil {
+		return false, "sandbox: " + err.Error()
 	}
-	if wall <= 0 {
-		wall = 30 * time.Second
-	}
-	rctx, rcancel := context.WithTimeout(ctx, wall)
-	defer rcancel()
-	// ulimit: -t CPU seconds, -v address space in KiB, -f file size in 512-byte blocks, -u processes.
-	script := fmt.Sprintf("ulimit -t %d && ulimit -v %d && ulimit -f 20480 || exit 97; exec ./prog", cpu, mem*1024)
-	cmd := exec.CommandContext(rctx, "/bin/sh", "-c", script)
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "TMPDIR=" + dir}
-	cmd.Stdin = nil
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.WaitDelay = time.Second
-	if err := cmd.Run(); err != nil {
-		return false, "run: " + err.Error() + ": " + firstLine(out.String())
+	if !res.OK() {
+		return false, "run: " + res.String() + ": " + firstLine(res.Output)
 	}
 	return true, ""
 }
