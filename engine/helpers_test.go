@@ -36,7 +36,7 @@ func newChecker(t testing.TB) *clang.Checker {
 // newClient is a model client for the stand-in server with quick retries.
 func newClient(t testing.TB, url string) model.Generator {
 	t.Helper()
-	c, err := model.NewClient(url, model.WithRetry(2, 10*time.Millisecond), model.WithAPIKeyEnv(""))
+	c, err := model.NewClient(url, model.WithRetry(2, 10*time.Millisecond), model.WithAPIKeyEnv(""), model.WithLoadingWait(0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -61,6 +62,9 @@ type Client struct {
 	maxWait   time.Duration
 	timeouts  Timeouts
 	contUsage bool
+	loadWait  time.Duration
+	fim       string
+	progress  func(string)
 }
 
 // Option configures a Client.
@@ -86,6 +90,39 @@ func WithRetry(tries int, backoff time.Duration) Option {
 // (stream_options.continuous_usage_stats, which vLLM and SGLang honour and others ignore). It is
 // on by default: a rollout killed before its stream ends still learns its prompt tokens.
 func WithContinuousUsage(on bool) Option { return func(c *Client) { c.contUsage = on } }
+
+// DefaultLoadingWait is how long Complete waits for a server that is not up yet (connection
+// refused while vLLM or SGLang start, llama.cpp's 503 "Loading model").
+const DefaultLoadingWait = 60 * time.Second
+
+// WithLoadingWait sets how long requests wait, retrying with backoff, for a server that is still
+// starting or loading its model (0 = try only as often as WithRetry says).
+func WithLoadingWait(d time.Duration) Option { return func(c *Client) { c.loadWait = max(d, 0) } }
+
+// WithFIM sets the fill-in-the-middle format: "" or "auto" chooses it from the model's name,
+// "off" never sends the suffix, a name from FIMFormats forces that format.
+func WithFIM(setting string) Option { return func(c *Client) { c.fim = setting } }
+
+// WithProgress sets a function told, in words, what the client is waiting for (a loading
+// server). ContextWithProgress sets one for the requests made under a context.
+func WithProgress(fn func(string)) Option { return func(c *Client) { c.progress = fn } }
+
+type progressKey struct{}
+
+// ContextWithProgress returns a context whose requests tell fn what the client is waiting for.
+func ContextWithProgress(ctx context.Context, fn func(string)) context.Context {
+	return context.WithValue(ctx, progressKey{}, fn)
+}
+
+// say reports progress to the client's and the context's listeners.
+func (c *Client) say(ctx context.Context, msg string) {
+	if c.progress != nil {
+		c.progress(msg)
+	}
+	if fn, ok := ctx.Value(progressKey{}).(func(string)); ok && fn != nil {
+		fn(msg)
+	}
+}
 
 // WithTimeouts sets the timeouts; zero fields keep their defaults.
 func WithTimeouts(t Timeouts) Option {
@@ -121,6 +158,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		maxWait:   10 * time.Second,
 		timeouts:  DefaultTimeouts(),
 		contUsage: true,
+		loadWait:  DefaultLoadingWait,
 	}
 	for _, o := range opts {
 		o(c)
@@ -163,21 +201,95 @@ type streamOptions struct {
 
 // completionChunk is one streamed event (and also the shape of a non-streamed response).
 type completionChunk struct {
-	Choices []struct {
+	Choices *[]struct {
 		Text         string    `json:"text"`
 		FinishReason *string   `json:"finish_reason"`
 		Logprobs     *logprobs `json:"logprobs"`
 	} `json:"choices"`
 	Usage *usageJSON `json:"usage"`
-	Error *struct {
-		Message string `json:"message"`
-	} `json:"error"`
+	// Error is OpenAI's {"error": {...}} (vLLM, llama.cpp) or a string (Ollama).
+	Error json.RawMessage `json:"error"`
+	// Object and Message are the flat error event of SGLang (and older vLLM):
+	// {"object": "error", "message": …}.
+	Object  string `json:"object"`
+	Message string `json:"message"`
+	// Content and Stop are in llama.cpp's native /completion events, never in OpenAI's.
+	Content *string `json:"content"`
+	Stop    *bool   `json:"stop"`
+	// Timings is llama.cpp's; cache_n is the prompt tokens its cache served.
+	Timings *struct {
+		CacheN int `json:"cache_n"`
+	} `json:"timings"`
 }
 
+// logprobs is a choice's log-probabilities in either shape: the legacy completions one
+// {tokens, token_logprobs, top_logprobs: [{token: logprob}]} of vLLM and SGLang, or the chat one
+// {content: [{token, logprob, top_logprobs: [{token, logprob}]}]} that llama.cpp
+// (tools/server/server-task.cpp, probs_vector_to_json) and Ollama (openai/openai.go,
+// ChoiceLogprobs) send on /v1/completions too. llama.cpp with post_sampling_probs sends
+// probabilities (prob, top_probs) instead.
 type logprobs struct {
 	Tokens        []string             `json:"tokens"`
 	TokenLogprobs []*float64           `json:"token_logprobs"`
 	TopLogprobs   []map[string]float64 `json:"top_logprobs"`
+	Content       []tokenLogprob       `json:"content"`
+}
+
+type tokenLogprob struct {
+	Token       string   `json:"token"`
+	Logprob     *float64 `json:"logprob"`
+	Prob        *float64 `json:"prob"`
+	TopLogprobs []struct {
+		Token   string   `json:"token"`
+		Logprob *float64 `json:"logprob"`
+		Prob    *float64 `json:"prob"`
+	} `json:"top_logprobs"`
+	TopProbs []struct {
+		Token string   `json:"token"`
+		Prob  *float64 `json:"prob"`
+	} `json:"top_probs"`
+}
+
+// lp is a log-probability from a logprob or a probability field.
+func lp(logprob, prob *float64) (float64, bool) {
+	switch {
+	case logprob != nil:
+		return *logprob, true
+	case prob != nil && *prob > 0:
+		return math.Log(*prob), true
+	}
+	return 0, false
+}
+
+// legacy converts the chat shape into the legacy one.
+func (l *logprobs) legacy() {
+	if len(l.Content) == 0 || len(l.Tokens) > 0 {
+		return
+	}
+	for _, c := range l.Content {
+		l.Tokens = append(l.Tokens, c.Token)
+		v, ok := lp(c.Logprob, c.Prob)
+		if ok {
+			l.TokenLogprobs = append(l.TokenLogprobs, &v)
+		} else {
+			l.TokenLogprobs = append(l.TokenLogprobs, nil)
+		}
+		top := map[string]float64{}
+		for _, t := range c.TopLogprobs {
+			if v, ok := lp(t.Logprob, t.Prob); ok {
+				top[t.Token] = v
+			}
+		}
+		for _, t := range c.TopProbs {
+			if v, ok := lp(nil, t.Prob); ok {
+				top[t.Token] = v
+			}
+		}
+		if len(top) == 0 {
+			top = nil
+		}
+		l.TopLogprobs = append(l.TopLogprobs, top)
+	}
 }
 
 type usageJSON struct {
@@ -195,12 +307,18 @@ type UnavailableError struct {
 	Tries  int
 	Reason string // e.g. "connection refused", "HTTP 503 Service Unavailable: overloaded"
 	Last   error
+	// Waited is how long the client waited for a server that was not up (loading).
+	Waited time.Duration
 }
 
 func (e *UnavailableError) Error() string {
 	tries := "tries"
 	if e.Tries == 1 {
 		tries = "try"
+	}
+	if e.Waited > 0 {
+		return fmt.Sprintf("model server %s: %s after %d %s in %v: is it running, and has it finished loading its model? (the wait is set with --wait)",
+			e.URL, e.Reason, e.Tries, tries, e.Waited)
 	}
 	return fmt.Sprintf("model server %s: %s after %d %s", e.URL, e.Reason, e.Tries, tries)
 }
@@ -218,129 +336,13 @@ type errRetryable struct {
 	reason string
 	err    error
 	after  time.Duration // the server's Retry-After, if any
+	// loading marks a server that is not up yet (connection refused, 503): waited for up to
+	// the loading wait rather than a number of tries.
+	loading bool
 }
 
 func (e *errRetryable) Error() string { return e.reason }
 func (e *errRetryable) Unwrap() error { return e.err }
-
-// Complete starts a streamed completion. It returns once the server sent the first event of the
-// stream (so failures before the first token are retried here), or an error: one wrapping
-// ErrUnavailable when the server stayed unreachable or failing, another for a request the server
-// rejects (4xx other than 429) or a cancelled ctx. ctx governs the whole stream: cancelling it
-// closes the response.
-func (c *Client) Complete(ctx context.Context, req Request) (Stream, error) {
-	body, err := json.Marshal(completionRequest{
-		Model:         req.Model,
-		Prompt:        req.Prompt,
-		Stream:        true,
-		StreamOptions: &streamOptions{IncludeUsage: true, ContinuousUsageStats: c.contUsage},
-		MaxTokens:     req.Params.MaxTokens,
-		Temperature:   req.Params.Temperature,
-		Stop:          req.Params.Stop,
-		Logprobs:      req.Params.Logprobs,
-		Seed:          req.Params.Seed,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("encode completion request: %w", err)
-	}
-	key := ""
-	if c.keyEnv != "" {
-		key = os.Getenv(c.keyEnv)
-	}
-	wait := c.backoff
-	var last *errRetryable
-	for try := 1; try <= c.tries; try++ {
-		if try > 1 {
-			d := wait
-			if last != nil && last.after > 0 {
-				d = min(max(d, last.after), c.maxWait)
-			}
-			t := time.NewTimer(d)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil, fmt.Errorf("model server %s: %w", c.shown, ctx.Err())
-			case <-t.C:
-			}
-			wait *= 2
-		}
-		s, err := c.try(ctx, body, key)
-		if err == nil {
-			return s, nil
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("model server %s: %w", c.shown, ctx.Err())
-		}
-		var r *errRetryable
-		if !errors.As(err, &r) {
-			return nil, redactErr(err, key)
-		}
-		last = r
-	}
-	return nil, &UnavailableError{URL: c.shown, Tries: c.tries, Reason: redact(last.reason, key), Last: redactErr(last.err, key)}
-}
-
-// try makes one request and reads up to its first event.
-func (c *Client) try(ctx context.Context, body []byte, key string) (*stream, error) {
-	rctx, cancel := context.WithCancel(ctx)
-	hreq, err := http.NewRequestWithContext(rctx, http.MethodPost, c.base+"/completions", bytes.NewReader(body))
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("model server %s: %w", c.shown, err)
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "text/event-stream")
-	if key != "" {
-		hreq.Header.Set("Authorization", "Bearer "+key)
-	}
-	s := &stream{cancel: cancel, url: c.shown, idle: c.timeouts.Idle}
-	// One timer serves the first-token and the idle timeout: it fires cancel, which aborts
-	// whatever read is blocked.
-	s.timer = time.AfterFunc(c.timeouts.FirstToken, func() {
-		s.mu.Lock()
-		s.timedOut = true
-		s.mu.Unlock()
-		cancel()
-	})
-	resp, err := c.hc.Do(hreq)
-	if err != nil {
-		s.stop()
-		if s.didTimeOut() {
-			return nil, &errRetryable{reason: fmt.Sprintf("no response within %v", c.timeouts.FirstToken), err: err}
-		}
-		return nil, &errRetryable{reason: connReason(err), err: err}
-	}
-	if resp.StatusCode != http.StatusOK {
-		msg := readErrorBody(resp)
-		s.stop()
-		resp.Body.Close()
-		reason := fmt.Sprintf("HTTP %s", resp.Status)
-		if msg != "" {
-			reason += ": " + msg
-		}
-		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-			return nil, &errRetryable{reason: reason, err: fmt.Errorf("%s", reason), after: retryAfter(resp)}
-		}
-		return nil, fmt.Errorf("model server %s: %s", c.shown, reason)
-	}
-	s.body = resp.Body
-	s.rd = bufio.NewReaderSize(resp.Body, 64<<10)
-	if err := s.fill(); err != nil {
-		if errors.Is(err, io.EOF) && s.done {
-			return s, nil // an empty completion, properly finished
-		}
-		s.stop()
-		if s.didTimeOut() {
-			return nil, &errRetryable{reason: fmt.Sprintf("no token within %v", c.timeouts.FirstToken), err: err}
-		}
-		var se *serverError
-		if errors.As(err, &se) {
-			return nil, &errRetryable{reason: "stream error: " + se.msg, err: err}
-		}
-		return nil, &errRetryable{reason: "stream ended before its first token", err: err}
-	}
-	return s, nil
-}
 
 // stream is a running completion; it implements Stream.
 type stream struct {
@@ -363,10 +365,19 @@ type stream struct {
 	done     bool // [DONE] seen, or the body ended after a finish_reason
 	finished bool // a finish_reason was seen
 	err      error
+
+	ndjson         bool   // Ollama's native stream: one JSON object a line
+	hint           string // the likely fix for a wrong URL
+	events         int    // events decoded
+	notes          []string
+	promptToks     int  // the prompt's tokens as counted when the request was made
+	promptExact    bool // counted by the server's tokenizer
+	logprobsWanted bool
+	cacheN         int // llama.cpp timings.cache_n (prompt tokens served from its cache)
 }
 
 // serverError is an error object the server sent inside the stream.
-type serverError struct{ msg string }
+type serverError struct{ msg, raw string }
 
 func (e *serverError) Error() string { return "server error in stream: " + e.msg }
 
@@ -457,6 +468,16 @@ func (s *stream) fill() error {
 		}
 		s.timer.Reset(s.idle)
 		line = bytes.TrimRight(line, "\r\n")
+		if s.ndjson {
+			// Ollama's /api/generate: one JSON object a line.
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			if stop, err := s.dispatch(line); stop {
+				return err
+			}
+			continue
+		}
 		if len(line) == 0 { // end of an event
 			if data == nil {
 				continue
@@ -471,8 +492,27 @@ func (s *stream) fill() error {
 			continue // an SSE comment (keep-alive)
 		}
 		field, value, _ := bytes.Cut(line, []byte(":"))
-		if string(field) != "data" {
-			continue // event:, id:, retry: carry nothing we use
+		switch string(field) {
+		case "data":
+		case "error":
+			// Older llama.cpp servers send an error in the stream as "error: {…}".
+			value = bytes.TrimPrefix(value, []byte(" "))
+			return &serverError{msg: clip(errorMessage(value)), raw: string(value)}
+		case "event", "id", "retry":
+			continue // carry nothing we use
+		default:
+			if s.events == 0 && data == nil {
+				// Not server-sent events at all: a web page, or plain JSON.
+				if isHTML("", line) {
+					return &wrongURLError{url: s.url, what: "an HTML page", hint: s.hint}
+				}
+				if bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) {
+					if stop, err := s.dispatch(line); stop {
+						return err
+					}
+				}
+			}
+			continue
 		}
 		value = bytes.TrimPrefix(value, []byte(" "))
 		if data != nil {
@@ -494,22 +534,54 @@ func (s *stream) dispatch(data []byte) (stop bool, err error) {
 	if err := s.event(data); err != nil {
 		return true, err
 	}
+	if s.done { // Ollama's last line
+		s.stop()
+		if len(s.pending) == 0 {
+			return true, io.EOF
+		}
+		return true, nil
+	}
 	return len(s.pending) > 0, nil
 }
 
 // event decodes one data payload into pending tokens, finish reason and usage.
 func (s *stream) event(data []byte) error {
+	if s.ndjson {
+		return s.ollamaEvent(data)
+	}
 	var ch completionChunk
 	if err := json.Unmarshal(data, &ch); err != nil {
+		if s.events == 0 && isHTML("", data) {
+			return &wrongURLError{url: s.url, what: "an HTML page", hint: s.hint}
+		}
 		return fmt.Errorf("model stream from %s: bad event %.80q: %w", s.url, data, err)
 	}
-	if ch.Error != nil {
-		return &serverError{msg: ch.Error.Message}
+	s.events++
+	if len(ch.Error) > 0 && string(ch.Error) != "null" {
+		return &serverError{msg: clip(errorMessage(data)), raw: string(data)}
 	}
-	if ch.Usage != nil {
+	if ch.Object == "error" {
+		return &serverError{msg: clip(ch.Message), raw: string(data)}
+	}
+	if ch.Choices == nil && (ch.Content != nil || ch.Stop != nil) {
+		// llama.cpp's native /completion(s) events: {"content", "stop", …}, no "choices".
+		return &wrongURLError{url: s.url, what: "llama.cpp's native completion events (no \"choices\", no [DONE])", hint: s.hint}
+	}
+	if ch.Usage != nil && (ch.Usage.PromptTokens > 0 || ch.Usage.CompletionTokens > 0) {
+		// A usage of zeros (Ollama puts one on every event with include_usage) never
+		// overwrites real counts.
 		s.usage = ch.Usage
 	}
-	for _, c := range ch.Choices {
+	if ch.Timings != nil && ch.Timings.CacheN > 0 {
+		s.cacheN = ch.Timings.CacheN
+	}
+	if ch.Choices == nil {
+		return nil
+	}
+	for _, c := range *ch.Choices {
+		if c.Logprobs != nil {
+			c.Logprobs.legacy()
+		}
 		s.pending = append(s.pending, splitTokens(c.Text, c.Logprobs)...)
 		if c.FinishReason != nil && *c.FinishReason != "" {
 			s.finish = *c.FinishReason
@@ -534,6 +606,7 @@ func splitTokens(text string, lp *logprobs) []Token {
 			out[i].Text = tx
 			if i < len(lp.TokenLogprobs) && lp.TokenLogprobs[i] != nil {
 				out[i].Logprob = *lp.TokenLogprobs[i]
+				out[i].HasLogprob = true
 			}
 			if i < len(lp.TopLogprobs) {
 				out[i].TopLogprobs = lp.TopLogprobs[i]
@@ -547,6 +620,7 @@ func splitTokens(text string, lp *logprobs) []Token {
 	for _, p := range lp.TokenLogprobs {
 		if p != nil {
 			t.Logprob += *p
+			t.HasLogprob = true
 		}
 	}
 	if len(lp.TopLogprobs) > 0 {
@@ -561,16 +635,35 @@ func (s *stream) FinishReason() string { return s.finish }
 // Usage implements Stream: the server's latest figures when it reported any (servers that
 // report usage in every event keep it current while the stream runs), else the count of
 // delivered tokens as completion tokens.
+//
+// A stream that ended before the server reported its prompt tokens (a rollout killed at a
+// rollback, before llama.cpp's or Ollama's last event) still counts its prompt: as counted when
+// the request was made (by the server's tokenizer where it has one, else estimated), marked
+// PromptEstimated.
 func (s *stream) Usage() Usage {
-	if s.usage == nil {
-		return Usage{CompletionTokens: s.counted}
+	var u Usage
+	if s.usage != nil {
+		u = Usage{PromptTokens: s.usage.PromptTokens, CompletionTokens: s.usage.CompletionTokens}
+		if s.usage.PromptTokensDetails != nil {
+			u.CachedTokens = s.usage.PromptTokensDetails.CachedTokens
+		}
 	}
-	u := Usage{PromptTokens: s.usage.PromptTokens, CompletionTokens: s.usage.CompletionTokens}
-	if s.usage.PromptTokensDetails != nil {
-		u.CachedTokens = s.usage.PromptTokensDetails.CachedTokens
+	if u.CachedTokens == 0 && s.cacheN > 0 {
+		u.CachedTokens = s.cacheN
+	}
+	if u.CompletionTokens == 0 {
+		u.CompletionTokens = s.counted
+	}
+	if u.PromptTokens == 0 && s.promptToks > 0 {
+		u.PromptTokens = s.promptToks
+		u.PromptEstimated = true
 	}
 	return u
 }
+
+// Notes implements Noter: what the request did that the user should know (the prompt cut to
+// fit the context, max_tokens lowered).
+func (s *stream) Notes() []string { return s.notes }
 
 // Close implements Stream. It is safe to call more than once and from another goroutine.
 func (s *stream) Close() error {

@@ -21,7 +21,7 @@ import (
 
 func newClient(t *testing.T, url string, opts ...model.Option) *model.Client {
 	t.Helper()
-	opts = append([]model.Option{model.WithRetry(3, time.Millisecond)}, opts...)
+	opts = append([]model.Option{model.WithRetry(3, time.Millisecond), model.WithLoadingWait(0)}, opts...)
 	c, err := model.NewClient(url, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -33,19 +33,7 @@ func newClient(t *testing.T, url string, opts ...model.Option) *model.Client {
 // (nil for a clean io.EOF).
 func drain(t *testing.T, s model.Stream) (string, []model.Token, error) {
 	t.Helper()
-	var sb strings.Builder
-	var toks []model.Token
-	for {
-		tok, err := s.Next(context.Background())
-		if err == io.EOF {
-			return sb.String(), toks, nil
-		}
-		if err != nil {
-			return sb.String(), toks, err
-		}
-		sb.WriteString(tok.Text)
-		toks = append(toks, tok)
-	}
+	return model.Collect(context.Background(), s)
 }
 
 func TestClientStreamsTextUsageAndSendsParams(t *testing.T) {
@@ -149,8 +137,9 @@ func TestClientCountsPiecesWhenServerReportsNoUsage(t *testing.T) {
 	if _, _, err := drain(t, s); err != nil {
 		t.Fatal(err)
 	}
-	if u := s.Usage(); u.CompletionTokens != 4 || u.PromptTokens != 0 {
-		t.Errorf("usage = %+v, want 4 counted completion tokens, no prompt figure", u)
+	// The stand-in is no known server (no /tokenize): the prompt is estimated, and says so.
+	if u := s.Usage(); u.CompletionTokens != 4 || u.PromptTokens == 0 || !u.PromptEstimated {
+		t.Errorf("usage = %+v, want 4 counted completion tokens and an estimated prompt figure", u)
 	}
 }
 
@@ -453,9 +442,12 @@ func TestClientUsageOfAStreamClosedEarly(t *testing.T) {
 		name       string
 		continuous bool
 		wantPrompt int
+		estimated  bool
 	}{
-		{"continuous usage stats (default)", true, 10},
-		{"usage only at the end", false, 0},
+		{"continuous usage stats (default)", true, 10, false},
+		// No server figure before the end: the prompt is estimated (40 bytes, at most 2.5 a
+		// token, rounded up, plus one: 17) and marked so.
+		{"usage only at the end", false, 17, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := newClient(t, srv.URL, model.WithContinuousUsage(tc.continuous)).Complete(context.Background(), model.Request{Prompt: prompt})
@@ -469,7 +461,7 @@ func TestClientUsageOfAStreamClosedEarly(t *testing.T) {
 			}
 			s.Close()
 			u := s.Usage()
-			if u.PromptTokens != tc.wantPrompt || u.CompletionTokens < 2 || u.CompletionTokens > 3 {
+			if u.PromptTokens != tc.wantPrompt || u.PromptEstimated != tc.estimated || u.CompletionTokens < 2 || u.CompletionTokens > 3 {
 				t.Errorf("usage after Close = %+v, want %d prompt tokens and 2 completion tokens", u, tc.wantPrompt)
 			}
 		})

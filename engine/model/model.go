@@ -6,6 +6,8 @@ package model
 import (
 	"context"
 	"errors"
+	"io"
+	"strings"
 )
 
 // Params are the sampling parameters of one completion request.
@@ -82,3 +84,21 @@ var ErrStreamCut = errors.New("model stream cut")
 // ErrUnavailable marks a model server that could not be reached or kept failing (connection
 // refused, 5xx or 429 after retries) before the first token.
 var ErrUnavailable = errors.New("model server unavailable")
+
+// Collect reads s to its end: the text, the tokens, and the error that ended it (nil for a
+// clean end).
+func Collect(ctx context.Context, s Stream) (string, []Token, error) {
+	var sb strings.Builder
+	var toks []Token
+	for {
+		tok, err := s.Next(ctx)
+		if err == io.EOF {
+			return sb.String(), toks, nil
+		}
+		if err != nil {
+			return sb.String(), toks, err
+		}
+		sb.WriteString(tok.Text)
+		toks = append(toks, tok)
+	}
+}
