@@ -65,13 +65,17 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		temperature = fs.Float64("temperature", 0.2, "sampling temperature")
 		stopClose   = fs.Bool("stop-at-close", false, "end generation once the construct at the end of the prompt is closed")
 		quiet       = fs.Bool("quiet", false, "no progress messages on stderr")
+		suffixFile  = fs.String("suffix", "", "file holding the code after the insertion point: checked with the result, and sent to the model (fill-in-the-middle)")
+		fim         = fs.String("fim", "auto", "fill-in-the-middle format: "+strings.Join(model.FIMNames(), ", ")+" (auto: from the model's name)")
+		wait        = fs.Duration("wait", model.DefaultLoadingWait, "how long to wait for a model server that is starting or loading its model")
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: hydra generate --model-url URL --model NAME [--policy NAME] [--json] [flags] [-- clang flags…] PROMPT_FILE")
 		fmt.Fprintln(stderr, "\nThe model continues PROMPT_FILE (the start of a C or C++ program) while Clang checks it;")
-		fmt.Fprintln(stderr, "stdout is PROMPT_FILE's text followed by the accepted continuation.")
+		fmt.Fprintln(stderr, "stdout is PROMPT_FILE's text followed by the accepted continuation (and the --suffix file's text).")
 		fmt.Fprintln(stderr, "Exit status: 0 accepted, 1 not accepted, 2 usage or infrastructure error.")
-		fmt.Fprintln(stderr, "HYDRA_MODEL_URL, HYDRA_MODEL and HYDRA_API_KEY are read when the flags are absent.\n\nflags:")
+		fmt.Fprintln(stderr, "HYDRA_MODEL_URL, HYDRA_MODEL and HYDRA_API_KEY are read when the flags are absent; without a model")
+		fmt.Fprintln(stderr, "name, the one model the server serves is used (`hydra models --model-url URL` lists them).\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args); !ok {
@@ -98,9 +102,23 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
 		return 2
 	}
-	if *maxTokens <= 0 || *maxAttempts <= 0 || *deadline <= 0 {
-		fmt.Fprintln(stderr, "hydra generate: --max-tokens, --max-attempts and --deadline must be positive")
+	if *maxTokens <= 0 || *maxAttempts <= 0 || *deadline <= 0 || *wait < 0 {
+		fmt.Fprintln(stderr, "hydra generate: --max-tokens, --max-attempts and --deadline must be positive, --wait not negative")
 		return 2
+	}
+	fimSetting, err := model.ParseFIM(*fim)
+	if err != nil {
+		fmt.Fprintf(stderr, "hydra generate: --%v\n", err)
+		return 2
+	}
+	suffix := ""
+	if *suffixFile != "" {
+		b, err := os.ReadFile(*suffixFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "hydra generate: --suffix: %v\n", err)
+			return 2
+		}
+		suffix = string(b)
 	}
 	src, err := os.ReadFile(file)
 	if err != nil {
@@ -112,7 +130,11 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
 		return 2
 	}
-	gen, err := model.NewClient(*modelURL)
+	clientOpts := []model.Option{model.WithFIM(fimSetting), model.WithLoadingWait(*wait)}
+	if !*quiet {
+		clientOpts = append(clientOpts, model.WithProgress(func(msg string) { fmt.Fprintf(stderr, "hydra: %s\n", msg) }))
+	}
+	gen, err := model.NewClient(*modelURL, clientOpts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
 		return 2
@@ -128,6 +150,7 @@ func generate(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	req := engine.Request{
 		Prefix:      string(src),
+		Suffix:      suffix,
 		Filename:    abs,
 		Flags:       clangFlags,
 		Model:       *modelName,
@@ -137,12 +160,14 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		Budget: engine.Budget{MaxTokens: *maxTokens, MaxAttempts: *maxAttempts, Deadline: *deadline,
 			MaxCheckpoints: d.MaxCheckpoints, MaxProcesses: d.MaxProcesses},
 	}
+	said := map[string]bool{}
 	if !*quiet {
 		req.OnUpdate = func(u engine.Update) {
 			switch u.Kind {
 			case "attempt", "error", "rollback", "note":
 				if u.Message != "" {
 					fmt.Fprintf(stderr, "hydra: %s\n", u.Message)
+					said[u.Message] = true
 				}
 			}
 		}
@@ -153,7 +178,7 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
 		return 2
 	}
-	text := string(src) + res.Text
+	text := string(src) + res.Text + suffix
 	if *asJSON {
 		out := generateOutput{Text: text, OK: res.OK, Reason: res.Reason, Stats: res.Stats, Notes: res.Notes, Trace: res.Trace}
 		for _, d := range res.Diagnostics {
@@ -176,6 +201,11 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s:%d:%d: error: %s [%s]\n", file, d.Line, d.Col, d.Diag, d.Cat)
 	}
 	if !*quiet {
+		for _, n := range res.Notes {
+			if !said[n] {
+				fmt.Fprintf(stderr, "hydra: %s\n", n)
+			}
+		}
 		fmt.Fprintf(stderr, "hydra: %s after %d attempt(s), %d output tokens, %.2fs\n",
 			res.Reason, res.Stats.Attempts, res.Stats.OutputTokens, time.Since(start).Seconds())
 	}

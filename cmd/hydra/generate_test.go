@@ -61,7 +61,7 @@ func TestGenerateCLI(t *testing.T) {
 		{"prompt file before --", []string{"--model-url", good.URL, "--model", "m", file, "--", "-std=c11"}, "", 0, genPrompt + genGood, ""},
 		{"model url from the environment", []string{"--model", "m", file}, good.URL, 0, genPrompt + genGood, ""},
 		{"not accepted exits 1 with diagnostics", []string{"--model-url", bad.URL, "--model", "m", "--max-attempts", "2", "--policy", "default", file}, "", 1, genPrompt + genBad, "undeclared identifier 'c'"},
-		{"model server down exits 2", []string{"--model-url", down.URL, "--model", "m", file}, "", 2, "", "model server"},
+		{"model server down exits 2", []string{"--model-url", down.URL, "--model", "m", "--wait", "0s", file}, "", 2, "", "model server"},
 		{"missing prompt file exits 2", []string{"--model-url", good.URL, filepath.Join(t.TempDir(), "nope.c")}, "", 2, "", "no such file"},
 		{"no prompt file exits 2", []string{"--model-url", good.URL}, "", 2, "", "no PROMPT_FILE"},
 		{"no model url exits 2", []string{file}, "", 2, "", "--model-url"},
