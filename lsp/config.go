@@ -24,6 +24,10 @@ type Config struct {
 	MaxAttempts int `json:"maxAttempts,omitempty"`
 	// ClangFlags are added after the flags found in compile_commands.json / compile_flags.txt.
 	ClangFlags []string `json:"clangFlags,omitempty"`
+	// FIM is the fill-in-the-middle format the code after the insertion point is sent to the
+	// model in: "" or "auto" (chosen from the model's name), "off", or a format's name
+	// (model.FIMNames).
+	FIM string `json:"fim,omitempty"`
 	// Clangd turns the clangd front on or off (see clangd.go); nil means the client's default:
 	// on for eglot, off for the others. Read at initialize only.
 	Clangd *bool `json:"clangd,omitempty"`
@@ -45,6 +49,7 @@ type configPatch struct {
 	MaxTokens   *int      `json:"maxTokens"`
 	MaxAttempts *int      `json:"maxAttempts"`
 	ClangFlags  *[]string `json:"clangFlags"`
+	FIM         *string   `json:"fim"`
 	Clangd      *bool     `json:"clangd"`
 	ClangdPath  *string   `json:"clangdPath"`
 	ClangdArgs  *[]string `json:"clangdArgs"`
@@ -109,6 +114,7 @@ func (p configPatch) apply(c *Config) {
 		c.Clangd = &on
 	}
 	set(&c.ClangdPath, p.ClangdPath)
+	set(&c.FIM, p.FIM)
 	if p.ClangdArgs != nil {
 		c.ClangdArgs = append([]string(nil), (*p.ClangdArgs)...)
 	}
@@ -196,6 +202,7 @@ func (s *configStore) apply(src configSource, raw json.RawMessage) error {
 	mark("clangd", p.Clangd != nil)
 	mark("clangdPath", p.ClangdPath != nil)
 	mark("clangdArgs", p.ClangdArgs != nil)
+	mark("fim", p.FIM != nil)
 	return nil
 }
 

@@ -259,6 +259,7 @@ func TestMalformedInputGetsErrorsAndServerKeepsServing(t *testing.T) {
 }
 
 func TestDeadModelServerGivesAClearMessage(t *testing.T) {
+	t.Setenv("HYDRA_MODEL_WAIT", "1s") // the server inherits it: wait one second, not a minute, for a server that is not there
 	model := modeltest.NewServer(t, modeltest.Script{})
 	url := model.URL
 	model.Close() // nothing listens there any more

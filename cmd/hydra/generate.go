@@ -54,6 +54,10 @@ func generate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	d := engine.DefaultBudget()
+	defWait, werr := modelWait()
+	if werr != nil {
+		defWait = model.DefaultLoadingWait
+	}
 	var (
 		modelURL    = fs.String("model-url", "", "model API base, e.g. http://localhost:8000/v1 (default $HYDRA_MODEL_URL)")
 		modelName   = fs.String("model", "", "model name the server serves (default $HYDRA_MODEL)")
@@ -67,7 +71,7 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		quiet       = fs.Bool("quiet", false, "no progress messages on stderr")
 		suffixFile  = fs.String("suffix", "", "file holding the code after the insertion point: checked with the result, and sent to the model (fill-in-the-middle)")
 		fim         = fs.String("fim", "auto", "fill-in-the-middle format: "+strings.Join(model.FIMNames(), ", ")+" (auto: from the model's name)")
-		wait        = fs.Duration("wait", model.DefaultLoadingWait, "how long to wait for a model server that is starting or loading its model")
+		wait        = fs.Duration("wait", defWait, "how long to wait for a model server that is starting or loading its model (default $HYDRA_MODEL_WAIT, else 1m)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: hydra generate --model-url URL --model NAME [--policy NAME] [--json] [flags] [-- clang flags…] PROMPT_FILE")

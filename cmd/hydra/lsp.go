@@ -78,6 +78,16 @@ handle goes to clangd, and clangd's diagnostics come merged with Hydra's.
 			if cfg.APIKeyEnv != "" {
 				opts = append(opts, model.WithAPIKeyEnv(cfg.APIKeyEnv))
 			}
+			fim, err := model.ParseFIM(cfg.FIM)
+			if err != nil {
+				return nil, fmt.Errorf("hydra.%w", err)
+			}
+			wait, err := modelWait()
+			if err != nil {
+				return nil, err
+			}
+			opts = append(opts, model.WithFIM(fim), model.WithLoadingWait(wait),
+				model.WithProgress(func(msg string) { fmt.Fprintf(logw, "hydra lsp: %s\n", msg) }))
 			return model.NewClient(cfg.ModelURL, opts...)
 		},
 		Policy:           func(name string) (engine.Policy, error) { return policy.ByName(name, policy.WithPersistentLearning()) },
@@ -107,4 +117,18 @@ func (stdio) Close() error {
 		err = err2
 	}
 	return err
+}
+
+// modelWait is how long requests wait for a model server that is starting or loading its
+// model: $HYDRA_MODEL_WAIT (a Go duration such as 90s), else model.DefaultLoadingWait.
+func modelWait() (time.Duration, error) {
+	v := os.Getenv("HYDRA_MODEL_WAIT")
+	if v == "" {
+		return model.DefaultLoadingWait, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("HYDRA_MODEL_WAIT=%q: want a duration such as 90s", v)
+	}
+	return d, nil
 }
