@@ -233,6 +233,37 @@ func TestClangdBehindHydra(t *testing.T) {
 		t.Fatalf("told %d times that clangd stopped, want once", told)
 	}
 
+	// Code actions are clangd's and Hydra's; running one of clangd's (a tweak, with the restarted
+	// clangd) goes to clangd, whose workspace/applyEdit reaches the client through Hydra.
+	var actions []struct {
+		Title     string            `json:"title"`
+		Kind      string            `json:"kind"`
+		Command   json.RawMessage   `json:"command"`
+		Arguments []json.RawMessage `json:"arguments"`
+	}
+	rng := lsp.Range{Start: at("std::vector", 5), End: at("std::vector", 5)}
+	if err := c.call("textDocument/codeAction", lsp.CodeActionParams{TextDocument: lsp.TextDocumentIdentifier{URI: uri},
+		Range: rng, Context: lsp.CodeActionContext{Diagnostics: []lsp.Diagnostic{}}}, &actions); err != nil {
+		t.Fatalf("codeAction: %v", err)
+	}
+	var tweak *lsp.ExecuteCommandParams
+	hydraAction := false
+	for _, a := range actions {
+		hydraAction = hydraAction || a.Kind == lsp.KindGenerate
+		if string(a.Command) == `"clangd.applyTweak"` && strings.Contains(a.Title, "using-declaration") {
+			tweak = &lsp.ExecuteCommandParams{Command: "clangd.applyTweak", Arguments: a.Arguments}
+		}
+	}
+	if tweak == nil || !hydraAction {
+		t.Fatalf("code actions %+v, want clangd's using-declaration tweak and Hydra's generate", actions)
+	}
+	if err := c.call("workspace/executeCommand", tweak, nil); err != nil {
+		t.Fatalf("clangd.applyTweak: %v", err)
+	}
+	if got := c.text(uri); !strings.Contains(got, "using std::vector;") || strings.Contains(got, "std::vector<int> v") {
+		t.Fatalf("after clangd's tweak the document is:\n%s", got)
+	}
+
 	if code := c.shutdown(); code != 0 {
 		t.Fatalf("exit status %d", code)
 	}

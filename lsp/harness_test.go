@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -398,7 +399,14 @@ func (c *client) applyWorkspaceEdit(we lsp.WorkspaceEdit) (bool, string) {
 			}
 			return false, fmt.Sprintf("version %d is not the document's %d", *de.version, d.version)
 		}
-		for _, e := range de.edits {
+		// The edits of one document all refer to its text before any of them (clangd sends
+		// several, Hydra one): applied from the last to the first, each range stays valid.
+		edits := append([]lsp.TextEdit(nil), de.edits...)
+		sort.SliceStable(edits, func(i, j int) bool {
+			a, b := edits[i].Range.Start, edits[j].Range.Start
+			return a.Line > b.Line || a.Line == b.Line && a.Character > b.Character
+		})
+		for _, e := range edits {
 			s, en := mustOffset(c.t, d.text, e.Range.Start), mustOffset(c.t, d.text, e.Range.End)
 			c.edits = append(c.edits, appliedEdit{URI: de.uri, Range: e.Range, NewText: e.NewText, Deleted: d.text[s:en]})
 			r := e.Range
