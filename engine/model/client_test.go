@@ -467,3 +467,36 @@ func TestClientUsageOfAStreamClosedEarly(t *testing.T) {
 		})
 	}
 }
+
+func TestClientNamesAWrongURL(t *testing.T) {
+	html := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<!DOCTYPE html><html><body>Open WebUI</body></html>")
+	}))
+	defer html.Close()
+	// A chat-only server: /v1/chat/completions and /v1/models, no /v1/completions.
+	chat := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/models":
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"chat-model","object":"model","owned_by":"someone"}]}`)
+		case "/v1/chat/completions":
+			fmt.Fprint(w, `{}`)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"detail":"Not Found"}`)
+		}
+	}))
+	defer chat.Close()
+	for _, tc := range []struct{ name, url, want string }{
+		{"an HTML page", html.URL, "did you mean " + html.URL + "/v1 ?"},
+		{"the completions endpoint instead of the base", chat.URL + "/v1/completions", "did you mean " + chat.URL + "/v1 ?"},
+		{"a chat-only server", chat.URL + "/v1", "no text completions endpoint"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := newClient(t, tc.url).Complete(context.Background(), model.Request{Model: "chat-model", Prompt: "int main() {\n"})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to say %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -57,12 +57,19 @@ func (e *wrongURLError) Error() string {
 
 func (e *wrongURLError) Unwrap() error { return ErrWrongURL }
 
-// urlHint is the likely fix for a URL that answered wrongly: the same server's /v1 base.
+// urlHint is the likely fix for a URL that answered wrongly: the same server's /v1 base (also
+// when the URL names an endpoint, …/v1/completions, instead of the base).
 func (c *Client) urlHint() string {
-	if strings.HasSuffix(c.shown, "/v1") {
+	base := strings.TrimRight(c.shown, "/")
+	for _, ep := range []string{"/chat/completions", "/completions"} {
+		if strings.HasSuffix(base, ep) {
+			return fmt.Sprintf("did you mean %s ? (the API base, without the endpoint)", strings.TrimSuffix(base, ep))
+		}
+	}
+	if strings.HasSuffix(base, "/v1") {
 		return "is it the API base of an OpenAI-compatible server (vLLM, SGLang, llama-server, Ollama)?"
 	}
-	return fmt.Sprintf("did you mean %s/v1 ?", strings.TrimRight(c.shown, "/"))
+	return fmt.Sprintf("did you mean %s/v1 ?", base)
 }
 
 // wire is one request as sent.
@@ -238,7 +245,7 @@ func (c *Client) notFoundHint(info *ServerInfo, name, msg string) string {
 		}
 		return fmt.Sprintf("model %q is not served there", name)
 	}
-	if !strings.HasSuffix(c.shown, "/v1") {
+	if !strings.HasSuffix(strings.TrimRight(c.shown, "/"), "/v1") {
 		return c.urlHint()
 	}
 	return "the server has no text completions endpoint (a chat-only server?); Hydra needs /v1/completions"
