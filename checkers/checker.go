@@ -86,6 +86,10 @@ type SubmitOptions struct {
 	// Checkpoint asks for a dormant checkpoint at the end of this chunk. A checkpoint for
 	// an identical prefix (same flags, same text) that already exists is shared instead.
 	Checkpoint bool
+	// KeepGoing asks the session to go on reporting progress (and taking the checkpoint) for
+	// this chunk even after an error: for errors that were in the document before generation,
+	// which the engine excuses (Request.Baseline) while the checker recovers and checks on.
+	KeepGoing bool
 }
 
 // Session is one active checker session. Methods other than Events may be called from any

@@ -40,6 +40,13 @@ type Request struct {
 	Policy Policy
 	Budget Budget
 
+	// Baseline (whole-document mode) makes errors that were in the document before not the
+	// model's: the document with the generated region empty (Prefix+Suffix) is checked once, the
+	// first time an error comes, and an error counts only when it is new relative to it (same
+	// message, same position once shifted by the generated text). Excused errors neither stop a
+	// rollout nor spend an attempt; the checker goes on past them. Result.Baseline lists them.
+	Baseline bool
+
 	// StopAtClose ends generation structurally when the construct being written at the
 	// insertion point is closed (brace depth back to where it started).
 	StopAtClose bool
@@ -97,6 +104,10 @@ type Result struct {
 	// the model's context, an attempt stopped at the model's length limit, the server sent no
 	// log-probabilities for a policy that needs them, token counts are estimates.
 	Notes []string
+	// Baseline are the errors that were in the document before generation (Request.Baseline)
+	// and that rollouts met and excused, in document order, with their offsets and lines in
+	// Prefix+Suffix.
+	Baseline []checkers.Event
 }
 
 // Stats are what a search cost.

@@ -415,7 +415,7 @@ func (s *search) submit(r *rollout, q *queue) {
 			sess, err = s.ck.Start(r.ctx, s.sessOpts)
 			if err == nil {
 				for _, c := range chunk.Split(r.start.Text[:r.resumeOff], s.chunkOpts) {
-					if serr := sess.Submit(c.Text, checkers.SubmitOptions{Cat: c.Cat}); serr != nil {
+					if serr := sess.Submit(c.Text, checkers.SubmitOptions{Cat: c.Cat, KeepGoing: s.req.Baseline}); serr != nil {
 						break
 					}
 				}
@@ -448,6 +448,7 @@ func (s *search) submit(r *rollout, q *queue) {
 		if it.eos {
 			err = sess.EOS()
 		} else {
+			it.opts.KeepGoing = s.req.Baseline // go on past errors the baseline excuses
 			err = sess.Submit(it.text, it.opts)
 		}
 		if err != nil {

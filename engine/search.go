@@ -101,10 +101,15 @@ type search struct {
 	clampedDiag map[string]bool
 	// notes are Result.Notes, each once.
 	notes []string
+	// base is the baseline's errors once checked (Request.Baseline, baseline.go);
+	// excusedErrs the baseline errors rollouts met, each once (excusedSeen).
+	base        *baseline
+	excusedErrs []checkers.Event
+	excusedSeen map[string]bool
 }
 
 func newSearch(ck checkers.Checker, gen model.Generator, req Request) *search {
-	s := &search{ck: ck, gen: gen, req: req, policy: req.Policy, live: map[int]*rollout{}, clampedDiag: map[string]bool{},
+	s := &search{ck: ck, gen: gen, req: req, policy: req.Policy, live: map[int]*rollout{}, clampedDiag: map[string]bool{}, excusedSeen: map[string]bool{},
 		rng: rand.New(rand.NewSource(1))}
 	if s.policy == nil {
 		s.policy = DefaultPolicy()
@@ -445,7 +450,7 @@ func (s *search) event(r *rollout, ev checkers.Event) {
 	case checkers.KindError:
 		s.checkError(r, ev)
 	case checkers.KindDone:
-		if !ev.OK {
+		if !ev.OK && !s.acceptsDespiteErrors(r) {
 			s.fail(r, "rejected", "the checker rejected the text without reporting an error")
 			return
 		}
@@ -536,6 +541,9 @@ func (s *search) keepProcessBudget() {
 // checkError hangs an error node at its offset (truncating progress it invalidates), ends the
 // rollout and asks the policy for a repair.
 func (s *search) checkError(r *rollout, ev checkers.Event) {
+	if s.excused(r, ev) {
+		return // it was in the document before: not the model's (baseline.go)
+	}
 	off := ev.Off
 	if off < s.t.prefixLen {
 		if !s.rootConfirmed {
@@ -704,6 +712,7 @@ func (s *search) result() *Result {
 			st.PromptTokensEstimated, st.PromptTokens))
 	}
 	res.Notes = s.notes
+	res.Baseline = s.baselineResult()
 	if st.RollbackLines == nil {
 		st.RollbackLines = []int{}
 	}

@@ -35,6 +35,13 @@ type Config struct {
 	ClangdPath string `json:"clangdPath,omitempty"`
 	// ClangdArgs are extra arguments for clangd (for example "--log=verbose").
 	ClangdArgs []string `json:"clangdArgs,omitempty"`
+	// InlineMaxAttempts bounds an inline completion's search (its own small budget); 0 means
+	// defaultInlineMaxAttempts.
+	InlineMaxAttempts int `json:"inlineMaxAttempts,omitempty"`
+	// ClientShowsSummary says the client shows hydra.generate's summary itself (from the
+	// command's result): the server then sends no window/showMessage for it, so the user sees
+	// it once.
+	ClientShowsSummary bool `json:"clientShowsSummary,omitempty"`
 
 	// APIKey is resolved from APIKeyEnv or HYDRA_API_KEY; it never travels in configuration.
 	APIKey string `json:"-"`
@@ -53,6 +60,9 @@ type configPatch struct {
 	Clangd      *bool     `json:"clangd"`
 	ClangdPath  *string   `json:"clangdPath"`
 	ClangdArgs  *[]string `json:"clangdArgs"`
+
+	InlineMaxAttempts  *int  `json:"inlineMaxAttempts"`
+	ClientShowsSummary *bool `json:"clientShowsSummary"`
 }
 
 // configSource names where settings came from (for logs and tests).
@@ -117,6 +127,12 @@ func (p configPatch) apply(c *Config) {
 	set(&c.FIM, p.FIM)
 	if p.ClangdArgs != nil {
 		c.ClangdArgs = append([]string(nil), (*p.ClangdArgs)...)
+	}
+	if p.InlineMaxAttempts != nil {
+		c.InlineMaxAttempts = *p.InlineMaxAttempts
+	}
+	if p.ClientShowsSummary != nil {
+		c.ClientShowsSummary = *p.ClientShowsSummary
 	}
 }
 
@@ -203,6 +219,8 @@ func (s *configStore) apply(src configSource, raw json.RawMessage) error {
 	mark("clangdPath", p.ClangdPath != nil)
 	mark("clangdArgs", p.ClangdArgs != nil)
 	mark("fim", p.FIM != nil)
+	mark("inlineMaxAttempts", p.InlineMaxAttempts != nil)
+	mark("clientShowsSummary", p.ClientShowsSummary != nil)
 	return nil
 }
 

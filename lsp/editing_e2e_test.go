@@ -1,11 +1,13 @@
 package lsp_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hydra-lsp/hydra/engine/model/modeltest"
+	"github.com/hydra-lsp/hydra/lsp"
 )
 
 // The tests in this file are issue 16's server side, over real pipes: where generated code
@@ -82,6 +84,167 @@ func TestGenerateFromWhereTheCursorIs(t *testing.T) {
 			}
 			if err := compiles(t, dir, "final.cpp", got, "-std=c++17"); err != nil {
 				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// clangErrors returns the error lines clang-19 reports for text (none when it compiles).
+func clangErrors(t *testing.T, dir, text string) []string {
+	t.Helper()
+	err := compiles(t, dir, "check.cpp", text, "-std=c++17")
+	if err == nil {
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if strings.Contains(l, "error:") && !strings.Contains(l, "clang-19 ") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func TestErrorsThatWereThereBeforeAreNotTheModels(t *testing.T) {
+	const above = "#include <vector>\n\nint broken() { return undefined_thing; }\n\n// Returns the sum of the elements of v.\nint sum(const std::vector<int>& v) {\n"
+	const below = sumSig + "\n\nint main() {\n  return sum({1, 2}) + missing_var;\n}\n"
+	const typo = "  int total = 0;\n  for (int x : v) totl += x;\n  return total;\n}\n"
+	tests := []struct {
+		name         string
+		doc          string
+		rules        []modeltest.Rule
+		wantAttempts int
+		wantOld      string // the old error the summary names
+	}{
+		{
+			name: "an error above the cursor", doc: above,
+			rules:        []modeltest.Rule{{PromptSuffix: "int sum(const std::vector<int>& v) {\n", Text: sumBody, Chunk: 6}},
+			wantAttempts: 1, wantOld: "undefined_thing",
+		},
+		{
+			name: "an error below the cursor", doc: below,
+			rules:        []modeltest.Rule{{PromptSuffix: "int sum(const std::vector<int>& v) {\n", Text: sumBody + sumMore, Chunk: 6}},
+			wantAttempts: 1, wantOld: "missing_var",
+		},
+		{
+			// The model's own error still counts, and is repaired, with an old error around.
+			name: "an error above and the model's own typo", doc: above,
+			rules: []modeltest.Rule{
+				{PromptContains: "  int total = 0;\n// hydra-feedback:", Text: "  for (int x : v) total += x;\n  return total;\n}\n", Chunk: 6},
+				{PromptSuffix: "int sum(const std::vector<int>& v) {\n", Text: typo, Chunk: 6},
+			},
+			wantAttempts: 2, wantOld: "undefined_thing",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			model := modeltest.NewServer(t, modeltest.Script{Rules: tt.rules})
+			c := startServer(t, clientOptions{initOptions: map[string]any{"hydra": map[string]any{"modelUrl": model.URL}}})
+			dir := t.TempDir()
+			uri := "file://" + filepath.Join(dir, "sum.cpp")
+			c.open(uri, "cpp", tt.doc)
+			brace := strings.Index(tt.doc, "v) {") + 3
+			sum, err := c.generate(uri, position(tt.doc, brace))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("summary: %+v", sum)
+			for _, call := range model.Handler.Calls() {
+				t.Logf("model request %d, prompt ending %q", call.Rule, call.Prompt[max(0, len(call.Prompt)-160):])
+			}
+			if !sum.OK || sum.Reason != "accepted" || sum.Attempts != tt.wantAttempts {
+				t.Fatalf("summary %+v, want accepted in %d attempt(s)", sum, tt.wantAttempts)
+			}
+			if n := len(model.Handler.Calls()); n != tt.wantAttempts {
+				t.Errorf("%d model requests, want %d: old errors must not spend attempts", n, tt.wantAttempts)
+			}
+			if sum.PreexistingErrors != 1 || strings.Count(sum.Message, "there before") != 1 || !strings.Contains(sum.Message, tt.wantOld) {
+				t.Errorf("summary message %q (%d old errors), want the old error named once", sum.Message, sum.PreexistingErrors)
+			}
+			got := c.text(uri)
+			if !strings.Contains(got, "v) {\n"+sumBody) {
+				t.Fatalf("document after generation:\n%s\nwant the body after the signature", got)
+			}
+			// The generated body compiles: the only error left is the old one.
+			errs := clangErrors(t, dir, got)
+			if len(errs) != 1 || !strings.Contains(errs[0], tt.wantOld) {
+				t.Fatalf("clang errors %v, want only the old one (%s)", errs, tt.wantOld)
+			}
+			c.mu.Lock()
+			progress := append([]lsp.ProgressParams(nil), c.progress...)
+			c.mu.Unlock()
+			for _, p := range progress {
+				t.Logf("progress: %v", p.Value)
+				if m, ok := p.Value.(map[string]any); ok && m["kind"] == "report" && strings.Contains(fmt.Sprint(m["message"]), tt.wantOld) {
+					t.Errorf("a progress report blames the old error: %v", m["message"])
+				}
+			}
+		})
+	}
+}
+
+func TestTypingDuringGenerationIsKeptAndCheckedAgain(t *testing.T) {
+	doc := sumSig + "\n"
+	regionStart := len(doc)
+	tests := []struct {
+		name     string
+		at       func(text string) int // where the user types, in the client's text then
+		typed    string
+		client   clientOptions
+		wantOK   bool
+		wantStop string // the reason when the typing stops the generation
+		wantMsg  string
+	}{
+		{name: "a comment above", at: func(string) int { return 0 }, typed: "// note\n", wantOK: true, wantMsg: "it compiles"},
+		{name: "broken code above", at: func(string) int { return 0 }, typed: "int oops = ;\n", wantMsg: "does not compile"},
+		{name: "broken code below, Neovim", at: func(text string) int { return len(text) }, typed: "int later = ;\n",
+			client: clientOptions{neovim: true}, wantMsg: "does not compile"},
+		// The issue's Emacs case: point stayed at the region's start and "// hi" commented out
+		// the first generated line while Hydra said "done".
+		{name: "typing at the start of the generated lines", at: func(string) int { return regionStart }, typed: "// hi",
+			wantStop: "user_edit", wantMsg: "does not compile"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			model := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{
+				{PromptSuffix: "int sum(const std::vector<int>& v) {\n", Text: sumBody, Chunk: 6, DelayMS: 30},
+			}})
+			o := tt.client
+			o.initOptions = map[string]any{"hydra": map[string]any{"modelUrl": model.URL}}
+			c := startServer(t, o)
+			dir := t.TempDir()
+			uri := "file://" + filepath.Join(dir, "sum.cpp")
+			c.open(uri, "cpp", doc)
+			typedOnce := false
+			c.beforeApply = func(n int) {
+				if n == 1 && !typedOnce { // after the first generated line is in
+					typedOnce = true
+					text := c.text(uri)
+					off := tt.at(text)
+					c.userEdit(uri, off, off, tt.typed)
+				}
+			}
+			sum, err := c.generate(uri, position(doc, len(sumSig)-1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("summary: %+v", sum)
+			got := c.text(uri)
+			if !typedOnce || !strings.Contains(got, tt.typed) {
+				t.Fatalf("the user's typing %q is not in the document:\n%s", tt.typed, got)
+			}
+			if !sum.Rechecked || sum.OK != tt.wantOK || !strings.Contains(sum.Message, tt.wantMsg) {
+				t.Fatalf("summary %+v, want rechecked, ok %v, message saying %q", sum, tt.wantOK, tt.wantMsg)
+			}
+			if tt.wantStop != "" && sum.Reason != tt.wantStop {
+				t.Fatalf("reason %q, want %q", sum.Reason, tt.wantStop)
+			}
+			errs := clangErrors(t, dir, got)
+			if (len(errs) == 0) != tt.wantOK || (sum.DocumentErrors == 0) != tt.wantOK {
+				t.Fatalf("clang errors %v, summary says %d: the summary must match the document", errs, sum.DocumentErrors)
+			}
+			if tt.wantStop == "" && !strings.Contains(got, sumBody) {
+				t.Fatalf("document:\n%s\nwant the whole body", got)
 			}
 		})
 	}

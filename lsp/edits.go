@@ -199,6 +199,23 @@ func relate(c change, start, end int) relation {
 	}
 }
 
+// relateUser is relate for a change the user made while a generation writes the region
+// [start, end): typing at the region's start that does not end a line would join the region's
+// first generated line, so it counts as inside; at the start of a region that holds nothing
+// yet, it stays after the region (the generated lines go before it and the user's text keeps
+// its own line).
+func relateUser(c change, start, end int) relation {
+	if c.Start == start && c.End == start && c.Text != "" {
+		switch {
+		case start == end:
+			return changeAfter
+		case !strings.HasSuffix(c.Text, "\n"):
+			return changeInside
+		}
+	}
+	return relate(c, start, end)
+}
+
 // shift is how far c moves text that lies after it.
 func (c change) shift() int { return len(c.Text) - (c.End - c.Start) }
 

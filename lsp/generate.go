@@ -62,6 +62,14 @@ type Summary struct {
 	Warm        bool `json:"warm"`
 	Rollbacks   int  `json:"rollbacks"`
 	Diagnostics int  `json:"diagnostics"`
+	// PreexistingErrors counts the errors elsewhere in the file that were there before the
+	// generation (not counted against it; the message names the first).
+	PreexistingErrors int `json:"preexistingErrors"`
+	// Rechecked: the user edited the document during the generation, so the whole document,
+	// with those edits, was checked again at the end; DocumentErrors are its errors that were
+	// not there before (then OK is false and the message says so).
+	Rechecked      bool `json:"rechecked"`
+	DocumentErrors int  `json:"documentErrors"`
 }
 
 // target is where a generation writes: a document and a place in it.
@@ -101,6 +109,9 @@ type generation struct {
 	shown      string
 	pending    *pendingEdit
 	stopReason string
+	// userEdited: the user changed the document during the generation (the whole document is
+	// checked again at the end).
+	userEdited bool
 
 	// mu guards what the search's updates leave for the edit loop.
 	mu       sync.Mutex
@@ -155,14 +166,15 @@ func (g *generation) observeLocked(old, new string, c change) {
 			return
 		}
 	}
-	if g.stopReason != "" {
-		return
-	}
 	c = c.trim(old)
 	if c.Start == c.End && c.Text == "" {
 		return
 	}
-	switch relate(c, g.start, g.start+len(g.shown)) {
+	g.userEdited = true
+	if g.stopReason != "" {
+		return
+	}
+	switch relateUser(c, g.start, g.start+len(g.shown)) {
 	case changeBefore:
 		d := c.shift()
 		g.start += d
@@ -314,6 +326,8 @@ func (s *Server) prepare(ctx context.Context, t target) (*searchSetup, error) {
 		Model:    cfg.Model,
 		Policy:   pol,
 		Budget:   engine.Budget{MaxTokens: cfg.MaxTokens, MaxAttempts: cfg.MaxAttempts},
+		// Errors that were in the document before are not the model's.
+		Baseline: true,
 		// End when the construct at the insertion point closes: always when code follows,
 		// and inside an open body even at the end of the document (a signature on the last
 		// line with no `}` anywhere must not run on into more functions).
@@ -628,6 +642,18 @@ func (s *Server) finish(g *generation, prog *progress, res *engine.Result, err e
 		firstDiag = &res.Diagnostics[0]
 	}
 	sum.Message = summaryMessage(sum, err, s.cfg.get().ModelURL, firstDiag)
+	if res != nil && len(res.Baseline) > 0 {
+		// The errors that were there before, once, at the end (never in progress reports).
+		sum.PreexistingErrors = len(res.Baseline)
+		e := res.Baseline[0]
+		sum.Message += fmt.Sprintf("; %d error%s elsewhere in the file %s there before and not counted (line %d: %s)",
+			len(res.Baseline), plural(len(res.Baseline)), wasWere(len(res.Baseline)),
+			baselineLine(text, g, start, shown, e), oneLine(e.Diag))
+	}
+	if g.userEditedLocked(s) && text != "" {
+		// The user typed during the generation: what holds is the whole document as it is now.
+		s.recheck(g, sum, res, text)
+	}
 
 	var diags []Diagnostic
 	if !sum.OK && res != nil && text != "" && stopReason != reasonUserEdit {
@@ -642,9 +668,97 @@ func (s *Server) finish(g *generation, prog *progress, res *engine.Result, err e
 	if !sum.OK {
 		typ = MessageWarning
 	}
-	s.showMessage(typ, sum.Message)
+	if !s.cfg.get().ClientShowsSummary {
+		s.showMessage(typ, sum.Message)
+	}
 	prog.end(sum.Message)
 	return sum
+}
+
+// userEditedLocked reads g.userEdited under s.mu.
+func (g *generation) userEditedLocked(s *Server) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return g.userEdited
+}
+
+// recheck checks the whole document as it is now (with the user's edits) and says in the
+// summary when it does not compile for reasons other than the errors that were there before.
+func (s *Server) recheck(g *generation, sum *Summary, res *engine.Result, text string) {
+	s.mu.Lock()
+	d := s.docs[g.uri]
+	var path, lang string
+	if d != nil {
+		path, lang = d.path, d.lang
+	}
+	s.mu.Unlock()
+	if d == nil {
+		return
+	}
+	opts := s.sessionOptions(path, lang)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	errs, err := engine.CheckText(ctx, s.checker(), opts, text)
+	sum.Rechecked = true
+	if err != nil {
+		sum.Message += fmt.Sprintf("; your edits during generation could not be checked again: %v", err)
+		return
+	}
+	old := map[string]int{}
+	if res != nil {
+		for _, e := range res.Baseline {
+			old[e.Diag]++
+		}
+	}
+	var fresh []checkers.Event
+	for _, e := range errs {
+		if old[e.Diag] > 0 {
+			old[e.Diag]--
+			continue
+		}
+		fresh = append(fresh, e)
+	}
+	sum.DocumentErrors = len(fresh)
+	if len(fresh) == 0 {
+		sum.Message += "; checked again with your edits: it compiles"
+		return
+	}
+	sum.OK = false
+	sum.Message += fmt.Sprintf("; with your edits during generation the file does not compile: %d error%s (line %d: %s)",
+		len(fresh), plural(len(fresh)), fresh[0].Line, oneLine(fresh[0].Diag))
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func wasWere(n int) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
+}
+
+// oneLine is the first line of a diagnostic.
+func oneLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// baselineLine is the 1-based line, in the document as it is now, of an error of the baseline
+// (the document with the region empty: prefix, then suffix): after the region when it was in
+// the suffix.
+func baselineLine(text string, g *generation, start int, shown string, e checkers.Event) int {
+	if text == "" || e.Off < len(g.prefix) {
+		return e.Line
+	}
+	off := min(start+len(shown)+(e.Off-len(g.prefix)), len(text))
+	return strings.Count(text[:off], "\n") + 1
 }
 
 func nonNil(d []Diagnostic) []Diagnostic {

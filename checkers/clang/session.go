@@ -38,18 +38,21 @@ type Session struct {
 	wmu sync.Mutex
 
 	// mu guards the fields below.
-	mu       sync.Mutex
-	text     []byte // start prefix + everything submitted
-	pid      int
-	gotInit  bool
-	errored  bool  // an error event was seen: no more progress will come
-	eos      bool  // EOS was sent
-	finished bool  // the terminal event (done or crash) is queued, or the session was closed
-	closed   bool  // Close was called
-	pending  []int // ends of submitted chunks still awaiting progress
-	virtual  []virtualChkpt
-	since    time.Time // start of the current wait for an answer
-	queue    []checkers.Event
+	mu      sync.Mutex
+	text    []byte // start prefix + everything submitted
+	pid     int
+	gotInit bool
+	errored bool // an error event was seen: no more progress will come (unless keepGoing)
+	// keepGoing: a chunk was submitted with SubmitOptions.KeepGoing, so progress still comes
+	// after an error.
+	keepGoing bool
+	eos       bool  // EOS was sent
+	finished  bool  // the terminal event (done or crash) is queued, or the session was closed
+	closed    bool  // Close was called
+	pending   []int // ends of submitted chunks still awaiting progress
+	virtual   []virtualChkpt
+	since     time.Time // start of the current wait for an answer
+	queue     []checkers.Event
 	// eventsClosed is set when the deliverer has closed events: nothing may be sent any more.
 	eventsClosed bool
 }
@@ -122,6 +125,8 @@ type submitHeader struct {
 	Len   int    `json:"len"`
 	Cat   string `json:"cat,omitempty"`
 	Chkpt int64  `json:"chkpt,omitempty"`
+	// KeepGoing asks for progress (and the checkpoint) after an error too.
+	KeepGoing bool `json:"keep_going,omitempty"`
 }
 
 // Submit sends the next chunk. It returns once the channel has taken the bytes, never waiting
@@ -147,7 +152,12 @@ func (s *Session) Submit(text string, opts checkers.SubmitOptions) error {
 	}
 	s.mu.Unlock()
 
-	hdr, err := json.Marshal(submitHeader{Op: "submit", Len: len(text), Cat: opts.Cat, Chkpt: chk})
+	if opts.KeepGoing {
+		s.mu.Lock()
+		s.keepGoing = true
+		s.mu.Unlock()
+	}
+	hdr, err := json.Marshal(submitHeader{Op: "submit", Len: len(text), Cat: opts.Cat, Chkpt: chk, KeepGoing: opts.KeepGoing})
 	if err != nil {
 		return fmt.Errorf("submit to clang session %d: %w", s.id, err)
 	}
@@ -261,7 +271,7 @@ func (s *Session) kill() {
 
 // waitingLocked reports whether an answer from the shim is due.
 func (s *Session) waitingLocked() bool {
-	return !s.gotInit || (s.eos && !s.finished) || (!s.errored && len(s.pending) > 0)
+	return !s.gotInit || (s.eos && !s.finished) || ((!s.errored || s.keepGoing) && len(s.pending) > 0)
 }
 
 // pushLocked hands an event to the consumer: straight into the Events channel when nothing is

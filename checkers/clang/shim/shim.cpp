@@ -9,7 +9,7 @@
 // that takes the new connection as its channel and carries on parsing from there.
 //
 // Wire protocol (one JSON object per line):
-//   engine → session   {"op":"submit","len":N,"cat":"…","chkpt":ID?}\n followed by N raw bytes
+//   engine → session   {"op":"submit","len":N,"cat":"…","chkpt":ID?,"keep_going":B?}\n followed by N raw bytes
 //                      (or {"op":"submit","delta":"…",…} with the text inline, valid UTF-8 only),
 //                      {"op":"eos"}
 //   engine → dormant   {"op":"resume","id":SESSION}, {"op":"free"}
@@ -238,6 +238,7 @@ struct Msg {
   enum Kind { Submit, Eos, Resume, Free, Gone, Bad } K = Gone;
   std::string Text, Cat, Err;
   int64_t Chkpt = 0, ID = 0;
+  bool KeepGoing = false;
 };
 
 Msg readMsg(Channel &C, int TimeoutMs = -1) {
@@ -262,6 +263,7 @@ Msg readMsg(Channel &C, int TimeoutMs = -1) {
     M.K = Msg::Submit;
     M.Cat = O->getString("cat").value_or("").str();
     M.Chkpt = O->getInteger("chkpt").value_or(0);
+    M.KeepGoing = O->getBoolean("keep_going").value_or(false);
     if (auto Len = O->getInteger("len")) {
       if (*Len < 0 || !C.readBytes(size_t(*Len), M.Text))
         M.K = Msg::Gone;
@@ -380,6 +382,9 @@ struct Chunk {
   std::string Cat;
   int64_t Chkpt = 0; // checkpoint requested at its end, or 0
   char Last = 0;     // last byte of the chunk's text ('\0' when empty)
+  // KeepGoing: report progress and take the checkpoint even after an error (the engine
+  // excuses errors that were in the document before; Clang recovers and checks on).
+  bool KeepGoing = false;
 };
 
 // Place is where an error lands in the checked text.
@@ -438,7 +443,7 @@ public:
       finish();
     }
     const Chunk &C = Chunks.back();
-    if (Errors == 0) {
+    if (Errors == 0 || C.KeepGoing) {
       send({{"event", "progress"}, {"off", int64_t(C.Start + C.Len)}, {"cat", C.Cat}});
       if (C.Chkpt > 0)
         checkpoint(C.Chkpt, C.Start + C.Len);
@@ -673,6 +678,7 @@ private:
     C.Len = M.Text.size();
     C.Cat = std::move(M.Cat);
     C.Chkpt = M.Chkpt;
+    C.KeepGoing = M.KeepGoing;
     C.Last = M.Text.empty() ? '\0' : M.Text.back();
     blankPragmas(M.Text);
     Buf += M.Text;
