@@ -148,6 +148,16 @@ type TraceNode struct {
 	Rollout    int    `json:"rollout"`
 	Checkpoint int64  `json:"checkpoint,omitempty"`
 	Pruned     bool   `json:"pruned,omitempty"`
+	// AtMS is when the node was made (the checker's event reached the search), in
+	// milliseconds since the search started.
+	AtMS float64 `json:"at_ms"`
+}
+
+// TracePoint is a moment of a rollout's stream: the checked text reached Off at AtMS
+// milliseconds since the search started.
+type TracePoint struct {
+	AtMS float64 `json:"at_ms"`
+	Off  int     `json:"off"`
 }
 
 // TraceRollout is one rollout as recorded.
@@ -159,6 +169,10 @@ type TraceRollout struct {
 	Outcome  string `json:"outcome"` // "accepted", "error", "killed", "stream_cut", "budget", "length", …
 	// FinishReason is the model server's finish_reason ("stop", "length"), when it sent one.
 	FinishReason string `json:"finish_reason,omitempty"`
+	// StartMS is when the rollout was spawned, Stream when its tokens arrived (at most
+	// maxStreamPoints, evenly thinned), in milliseconds since the search started.
+	StartMS float64      `json:"start_ms"`
+	Stream  []TracePoint `json:"stream,omitempty"`
 }
 
 // NodeKind says what a node stands for.

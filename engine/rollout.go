@@ -60,9 +60,12 @@ type rollout struct {
 	text   strings.Builder // the checked text: start node's text + generated text (+ suffix)
 	genEnd int             // end of the generated text; -1 while streaming
 	tokens []TokenInfo
-	pieces int // streamed pieces (tokens as the server sent them)
-	usage  model.Usage
-	finish string // the server's finish_reason
+	// spawned is when the rollout was spawned and stream when its pieces arrived, for the trace.
+	spawned time.Duration
+	stream  []TracePoint
+	pieces  int // streamed pieces (tokens as the server sent them)
+	usage   model.Usage
+	finish  string // the server's finish_reason
 	// logprobs counts streamed pieces that carried a log-probability.
 	logprobs int
 	checked  int  // the furthest offset the checker has reported on (for Lockstep)
@@ -298,6 +301,7 @@ func (s *search) stream(r *rollout, q *queue) error {
 		r.tokens = append(r.tokens, TokenInfo{Off: off, Text: tok.Text, Logprob: tok.Logprob,
 			Entropy: entropy(tok.TopLogprobs), HasLogprob: tok.HasLogprob})
 		r.pieces++
+		r.stream = append(r.stream, TracePoint{AtMS: ms(time.Since(s.t.start)), Off: off + len(piece)})
 		if tok.HasLogprob {
 			r.logprobs++
 		}

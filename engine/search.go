@@ -153,6 +153,7 @@ func (b Budget) withDefaults() Budget {
 
 func (s *search) run(parent context.Context) (*Result, error) {
 	s.start = time.Now()
+	s.t.start = s.start
 	ctx, cancel := context.WithTimeout(parent, s.budget.Deadline)
 	defer cancel()
 	s.ctx = ctx
@@ -247,7 +248,7 @@ func (s *search) spawn(a Spawn) bool {
 	if w, ok := s.policy.(LogprobsWanter); ok && params.Logprobs == 0 {
 		params.Logprobs, _ = w.WantsLogprobs()
 	}
-	r := &rollout{id: len(s.rollouts), start: from, head: from, feedback: a.Feedback, params: params,
+	r := &rollout{id: len(s.rollouts), start: from, head: from, feedback: a.Feedback, params: params, spawned: time.Since(s.t.start),
 		live: true, pending: map[int]checkers.Checkpoint{}, genEnd: -1, notify: make(chan struct{}, 1)}
 	r.wantStartCkpt = from.Checkpoint == nil
 	r.prompt = spawnPrompt(s.prompt, s.req.Prefix, from.Text, a.Feedback)
@@ -678,6 +679,21 @@ func (s *search) update(u Update) {
 	}
 }
 
+// maxStreamPoints bounds the stream points a rollout's trace keeps.
+const maxStreamPoints = 200
+
+// thin keeps at most n of pts, evenly spaced, the last one always.
+func thin(pts []TracePoint, n int) []TracePoint {
+	if len(pts) <= n {
+		return append([]TracePoint(nil), pts...)
+	}
+	out := make([]TracePoint, 0, n)
+	for i := range n {
+		out = append(out, pts[(i+1)*len(pts)/n-1])
+	}
+	return out
+}
+
 // result builds the Result once every rollout goroutine is gone.
 func (s *search) result() *Result {
 	res := &Result{Reason: s.reason}
@@ -699,13 +715,14 @@ func (s *search) result() *Result {
 		}
 		st.CachedPromptTokens += r.usage.CachedTokens
 		finish := r.finish
+		stream := thin(r.stream, maxStreamPoints)
 		r.mu.Unlock()
 		outcome := r.outcome
 		if outcome == "" {
 			outcome = "killed"
 		}
 		tr.Rollouts = append(tr.Rollouts, TraceRollout{ID: r.id, Start: r.start.ID, Feedback: r.feedback, Tokens: out,
-			Outcome: outcome, FinishReason: finish})
+			Outcome: outcome, FinishReason: finish, StartMS: ms(r.spawned), Stream: stream})
 	}
 	if st.PromptTokensEstimated > 0 {
 		s.notes = append(s.notes, fmt.Sprintf("%d of the %d prompt tokens are estimated (rollouts stopped before the server reported usage)",

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"strings"
+	"time"
 
 	"github.com/hydra-lsp/hydra/checkers"
 )
@@ -30,12 +31,16 @@ type tree struct {
 	order []*Node
 	// cpIDs remembers the checkpoint each node ever held, for the trace.
 	cpIDs map[int]int64
+	// start is when the search started; at[i] is when node i was made, since start.
+	start time.Time
+	at    []time.Duration
 }
 
 func newTree(prefix string, maxCheckpoints int) *tree {
-	t := &tree{prefixLen: len(prefix), maxCheckpoints: maxCheckpoints, cpIDs: map[int]int64{}}
+	t := &tree{prefixLen: len(prefix), maxCheckpoints: maxCheckpoints, cpIDs: map[int]int64{}, start: time.Now()}
 	t.root = &Node{ID: 0, Kind: NodeRoot, Off: len(prefix), Line: lineOf(prefix, len(prefix)), Text: prefix, Rollout: 0}
 	t.nodes = append(t.nodes, t.root)
+	t.at = append(t.at, 0)
 	return t
 }
 
@@ -53,6 +58,7 @@ func (t *tree) add(parent *Node, n *Node) *Node {
 	n.Parent = parent
 	parent.Children = append(parent.Children, n)
 	t.nodes = append(t.nodes, n)
+	t.at = append(t.at, time.Since(t.start))
 	return n
 }
 
@@ -240,10 +246,14 @@ func (t *tree) trace() []TraceNode {
 			tn.Parent = n.Parent.ID
 		}
 		tn.Checkpoint = t.cpIDs[n.ID]
+		tn.AtMS = ms(t.at[n.ID])
 		out = append(out, tn)
 	}
 	return out
 }
+
+// ms is d in milliseconds, for the trace.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // String names the kind as the trace writes it.
 func (k NodeKind) String() string {

@@ -59,6 +59,8 @@ func (s *Server) executeCommand(ctx context.Context, params json.RawMessage) (an
 			uri = a.URI
 		}
 		return map[string]int{"cancelled": s.cancelGenerations(uri)}, nil
+	case CommandShowTrace:
+		return s.showTrace(ctx, p.Arguments)
 	default:
 		return nil, invalidParams("workspace/executeCommand", fmt.Errorf("unknown command %q", p.Command))
 	}

@@ -55,7 +55,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 			CodeActionKinds: []string{KindGenerate},
 		},
 		ExecuteCommandProvider: ExecuteCommandOptions{
-			Commands:         []string{CommandGenerate, CommandCancel},
+			Commands:         []string{CommandGenerate, CommandCancel, CommandShowTrace},
 			WorkDoneProgress: true,
 		},
 		InlineCompletionProvider: &InlineCompletionOptions{WorkDoneProgress: true},

@@ -70,6 +70,10 @@ type Summary struct {
 	// not there before (then OK is false and the message says so).
 	Rechecked      bool `json:"rechecked"`
 	DocumentErrors int  `json:"documentErrors"`
+	// Trace is the SVG picture of the search (tree over the program's lines, streaming vs
+	// checking timeline); ShowTrace is the command that opens it (hydra.showTrace).
+	Trace     string   `json:"trace,omitempty"`
+	ShowTrace *Command `json:"showTrace,omitempty"`
 }
 
 // target is where a generation writes: a document and a place in it.
@@ -653,6 +657,14 @@ func (s *Server) finish(g *generation, prog *progress, res *engine.Result, err e
 	if g.userEditedLocked(s) && text != "" {
 		// The user typed during the generation: what holds is the whole document as it is now.
 		s.recheck(g, sum, res, text)
+	}
+	if res != nil && res.Trace != nil {
+		if path, terr := saveTrace(g.uri, res); terr != nil {
+			s.logf("%v", terr)
+		} else {
+			sum.Trace = path
+			sum.ShowTrace = &Command{Title: "Show the search", Command: CommandShowTrace, Arguments: []any{showTraceArgs{Path: path}}}
+		}
 	}
 
 	var diags []Diagnostic

@@ -21,9 +21,13 @@ for _ in $(seq 50); do [ -s "$out/url" ] && break; sleep 0.1; done
 url=$(head -1 "$out/url")
 [ -n "$url" ] || { echo "demo: the stand-in model server did not start:"; cat "$out/server.log"; exit 2; }
 
-echo "== hydra generate --model-url $url (scripted stand-in model) examples/long_words.cpp"
-$HYDRA generate --model-url "$url" --model scripted-stand-in examples/long_words.cpp >"$out/result.cpp"
+# The picture of the search (tree over the program's lines, streaming vs checking timeline);
+# HYDRA_DEMO_TRACE chooses where it goes (docs/demo-trace.svg is made this way).
+trace=${HYDRA_DEMO_TRACE:-${TMPDIR:-/tmp}/hydra-demo-trace.svg}
+echo "== hydra generate --model-url $url (scripted stand-in model) --trace-svg $trace examples/long_words.cpp"
+$HYDRA generate --model-url "$url" --model scripted-stand-in --trace-svg "$trace" examples/long_words.cpp >"$out/result.cpp"
 echo "== accepted program:"
 cat "$out/result.cpp"
 echo "== hydra check on the result (the real Clang checker, streamed line by line):"
 $HYDRA check "$out/result.cpp"
+echo "== the search, drawn: $trace"

@@ -72,6 +72,7 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		suffixFile  = fs.String("suffix", "", "file holding the code after the insertion point: checked with the result, and sent to the model (fill-in-the-middle)")
 		fim         = fs.String("fim", "auto", "fill-in-the-middle format: "+strings.Join(model.FIMNames(), ", ")+" (auto: from the model's name)")
 		wait        = fs.Duration("wait", defWait, "how long to wait for a model server that is starting or loading its model (default $HYDRA_MODEL_WAIT, else 1m)")
+		traceSVG    = fs.String("trace-svg", "", "draw the search (tree over program lines, streaming vs checking timeline) to this SVG file")
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: hydra generate --model-url URL --model NAME [--policy NAME] [--json] [flags] [-- clang flags…] PROMPT_FILE")
@@ -183,6 +184,12 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	text := string(src) + res.Text + suffix
+	if *traceSVG != "" {
+		if terr := writeTraceSVG(*traceSVG, res.Trace, fmt.Sprintf("hydra generate %s: %s, %d attempts", filepath.Base(file), res.Reason, res.Stats.Attempts)); terr != nil {
+			fmt.Fprintf(stderr, "hydra generate: %v\n", terr)
+			return 2
+		}
+	}
 	if *asJSON {
 		out := generateOutput{Text: text, OK: res.OK, Reason: res.Reason, Stats: res.Stats, Notes: res.Notes, Trace: res.Trace}
 		for _, d := range res.Diagnostics {
