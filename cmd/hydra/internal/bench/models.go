@@ -224,35 +224,16 @@ func (f failing) Complete(context.Context, model.Request) (model.Stream, error) 
 	return nil, errors.Join(model.ErrUnavailable, f.err)
 }
 
-// ServerModels lists the models an OpenAI-compatible server serves (GET BASE/models), with who
-// owns each, as the server says.
+// ServerModels lists the models an OpenAI-compatible server serves, with who owns each, as the
+// server says (model.ListModels: GET /v1/models).
 func ServerModels(ctx context.Context, baseURL string) (map[string]string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(baseURL, "/")+"/models", nil)
+	info, err := model.ListModels(ctx, baseURL)
 	if err != nil {
 		return nil, fmt.Errorf("list models: %w", err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("list models: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("list models: %s/models: HTTP %d", baseURL, resp.StatusCode)
-	}
-	var body struct {
-		Data []struct {
-			ID      string `json:"id"`
-			OwnedBy string `json:"owned_by"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return nil, fmt.Errorf("list models: %s/models: %w", baseURL, err)
 	}
 	out := map[string]string{}
-	for _, d := range body.Data {
-		out[d.ID] = d.OwnedBy
+	for _, m := range info.Models {
+		out[m.ID] = m.OwnedBy
 	}
 	return out, nil
 }
