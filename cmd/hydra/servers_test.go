@@ -93,6 +93,11 @@ func TestGenerateRepairsAgainstEachServerWithA4096Context(t *testing.T) {
 				}
 				want += q.PromptTokens
 			}
+			// The prefix cache: later attempts share the prompt's start with earlier ones; every
+			// server but Ollama reports the cached part.
+			if (k == standin.Ollama) != (got.Stats.CachedPromptTokens == 0) {
+				t.Errorf("cached prompt tokens %d", got.Stats.CachedPromptTokens)
+			}
 			switch k {
 			case standin.VLLM, standin.SGLang:
 				// Continuous usage: the server's figure even for killed rollouts.

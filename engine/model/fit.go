@@ -79,7 +79,9 @@ func parseContextError(body []byte) (contextError, bool) {
 			break
 		}
 	}
-	return ce, ce.Context > 0 || ce.Prompt > 0
+	// Said without figures (older llama.cpp: "the request exceeds the available context size,
+	// try increasing it"): still a context error; the retry counts the prompt more cautiously.
+	return ce, true
 }
 
 // errorMessage is the message of an error body in any of the servers' shapes: OpenAI's
@@ -133,6 +135,7 @@ type fitPlan struct {
 	cutPrefix  int    // bytes cut from the prompt's start
 	cutSuffix  int    // bytes cut from the suffix's end
 	promptToks int    // prompt tokens as counted (or estimated) for the plan
+	exact      bool   // promptToks was counted by the server's tokenizer
 }
 
 // contextMargin is kept free besides prompt and max_tokens: counts can be off by a few tokens
@@ -156,7 +159,7 @@ func plan(ctxLen, want int, prefix, suffix string, count func(prefix, suffix str
 	}
 	n, exact := count(prefix, suffix)
 	margin := contextMargin(ctxLen, exact)
-	p.promptToks = n
+	p.promptToks, p.exact = n, exact
 	room := ctxLen - n - margin
 	reserve := min(want, max(ctxLen/4, 1))
 	if want <= 0 {
@@ -180,7 +183,7 @@ func plan(ctxLen, want int, prefix, suffix string, count func(prefix, suffix str
 		p.cutPrefix = len(prefix) - len(p.prefix)
 		p.cutSuffix = len(suffix) - len(p.suffix)
 		n, exact = count(p.prefix, p.suffix)
-		p.promptToks = n
+		p.promptToks, p.exact = n, exact
 		room = ctxLen - n - contextMargin(ctxLen, exact)
 		if room >= reserve || (keepPrefix == 0 && keepSuffix == 0) {
 			break

@@ -137,16 +137,17 @@ func (c *Client) Complete(ctx context.Context, req Request) (Stream, error) {
 			if ce.Context > 0 {
 				ctxLen = ce.Context
 			}
-			sent := p
+			// Our count of what was sent, to scale by the server's.
+			base := p.promptToks
+			if base == 0 {
+				base, _ = count(p.prefix, p.suffix)
+			}
 			counted := func(prefix, suffix string) (int, bool) {
 				n, _ := count(prefix, suffix)
-				if ce.Prompt > 0 && sent.promptToks > 0 {
-					n = n * ce.Prompt / sent.promptToks
-					if n*sent.promptToks < ce.Prompt*n { // round up
-						n++
-					}
+				if ce.Prompt == 0 || base == 0 {
+					return n*3/2 + 1, false // the server counts more than we thought, by how much it did not say
 				}
-				return n, ce.Prompt > 0
+				return (n*ce.Prompt + base - 1) / base, true
 			}
 			if ctxLen > 0 {
 				p = plan(ctxLen, want, req.Prompt, suffix, counted)
@@ -163,7 +164,10 @@ func (c *Client) Complete(ctx context.Context, req Request) (Stream, error) {
 	if want > 0 && p.maxTokens < want && ctxLen > 0 {
 		s.notes = append(s.notes, fmt.Sprintf("max_tokens was lowered to fit the model's context of %d tokens", ctxLen))
 	}
-	if s.promptToks == 0 {
+	switch {
+	case p.promptToks > 0: // counted for the plan
+		s.promptToks, s.promptExact = p.promptToks, p.exact
+	default:
 		n, exact := count(p.prefix, p.suffix)
 		s.promptToks, s.promptExact = n, exact
 	}

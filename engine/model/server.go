@@ -196,6 +196,7 @@ func (c *Client) probe(ctx context.Context) (*ServerInfo, error) {
 			Settings *struct {
 				NCtx int `json:"n_ctx"`
 			} `json:"default_generation_settings"`
+			NCtx int `json:"n_ctx"`
 		}
 		st, body, _ := c.getJSON(ctx, http.MethodGet, c.root()+"/props", nil, &props)
 		switch {
@@ -204,6 +205,9 @@ func (c *Client) probe(ctx context.Context) (*ServerInfo, error) {
 		case st == http.StatusOK && props.Settings != nil:
 			info.Kind = KindLlamaCpp
 			info.ContextLen = props.Settings.NCtx
+			if info.ContextLen == 0 {
+				info.ContextLen = props.NCtx
+			}
 		}
 	}
 	if info.Kind == KindUnknown {
@@ -228,6 +232,15 @@ func (c *Client) probe(ctx context.Context) (*ServerInfo, error) {
 	return info, nil
 }
 
+// ollamaCache keeps what ollamaContext learned, per server and model, for probeTTL.
+var ollamaCache sync.Map
+
+type ollamaEntry struct {
+	ctxLen int
+	insert bool
+	at     time.Time
+}
+
 // ollamaDefaultCtx is Ollama's default context when neither the model's parameters nor a
 // loaded runner say otherwise: the smallest of its VRAM-based defaults (server/routes.go,
 // defaultNumCtx).
@@ -240,6 +253,13 @@ var reNumCtx = regexp.MustCompile(`(?m)^num_ctx\s+(\d+)`)
 // more than the model's own context_length. insert tells whether the model's template takes a
 // suffix (capability "insert").
 func (c *Client) ollamaContext(ctx context.Context, name string) (ctxLen int, insert bool) {
+	key := c.base + "\x00" + name
+	if v, ok := ollamaCache.Load(key); ok {
+		if e := v.(ollamaEntry); time.Since(e.at) < probeTTL {
+			return e.ctxLen, e.insert
+		}
+	}
+	defer func() { ollamaCache.Store(key, ollamaEntry{ctxLen: ctxLen, insert: insert, at: time.Now()}) }()
 	var ps struct {
 		Models []struct {
 			Name          string `json:"name"`
@@ -260,7 +280,7 @@ func (c *Client) ollamaContext(ctx context.Context, name string) (ctxLen int, in
 		Capabilities []string       `json:"capabilities"`
 	}
 	trained := 0
-	if st, _, _ := c.getJSON(ctx, http.MethodPost, c.root()+"/api/show", map[string]string{"model": name}, &show); st == http.StatusOK {
+	if st, _, _ := c.getJSON(ctx, http.MethodPost, c.root()+"/api/show", map[string]string{"model": name, "name": name}, &show); st == http.StatusOK {
 		if ctxLen == 0 {
 			if m := reNumCtx.FindStringSubmatch(show.Parameters); m != nil {
 				ctxLen, _ = strconv.Atoi(m[1])
@@ -308,8 +328,19 @@ func (c *Client) tokenize(ctx context.Context, kind Kind, modelName, prompt stri
 	}
 	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	st, _, err := c.getJSON(tctx, http.MethodPost, c.root()+"/tokenize", in, &out)
-	if err != nil || st != http.StatusOK {
+	// vLLM and llama.cpp serve /tokenize at the root; SGLang has it under /v1 as well.
+	urls := []string{c.root() + "/tokenize"}
+	if kind == KindSGLang {
+		urls = append(urls, c.base+"/tokenize")
+	}
+	st := 0
+	for _, u := range urls {
+		var err error
+		if st, _, err = c.getJSON(tctx, http.MethodPost, u, in, &out); err == nil && st == http.StatusOK {
+			break
+		}
+	}
+	if st != http.StatusOK {
 		return 0, false
 	}
 	if out.Count != nil {
