@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hydra-lsp/hydra/engine/model/modeltest"
 	"github.com/hydra-lsp/hydra/lsp"
@@ -248,4 +249,42 @@ func TestTypingDuringGenerationIsKeptAndCheckedAgain(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestDiagnosticsFollowTheDocument(t *testing.T) {
+	model := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{
+		{PromptSuffix: "// two\n", Text: "int one() { return 1; }\nint two() { return tow; }\n", Chunk: 8},
+	}})
+	c := startServer(t, clientOptions{initOptions: map[string]any{"hydra": map[string]any{"modelUrl": model.URL, "maxAttempts": 1}}})
+	dir := t.TempDir()
+	uri := "file://" + filepath.Join(dir, "two.cpp")
+	const doc = "// two\n"
+	c.open(uri, "cpp", doc)
+	sum, err := c.generate(uri, position(doc, len(doc)))
+	if err != nil || sum.OK || sum.Diagnostics == 0 {
+		t.Fatalf("generation: %v %+v, want a failure with diagnostics", err, sum)
+	}
+	diags := func() []lsp.Diagnostic {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return append([]lsp.Diagnostic(nil), c.diags[uri]...)
+	}
+	c.waitFor("diagnostics", time.Minute, func() bool { return len(c.diags[uri]) > 0 })
+	first := diags()[0]
+	t.Logf("document %q, diagnostic %+v", c.text(uri), first)
+
+	// A line inserted above: the diagnostic moves down with its line.
+	c.userEdit(uri, 0, 0, "#include <cstdio>\n")
+	c.waitFor("the diagnostic to move", time.Minute, func() bool {
+		d := c.diags[uri]
+		return len(d) > 0 && d[0].Range.Start.Line == first.Range.Start.Line+1
+	})
+	// The user edits its line: it is cleared.
+	text := c.text(uri)
+	lineStart := 0
+	for i := 0; i < first.Range.Start.Line+1; i++ {
+		lineStart = strings.IndexByte(text[lineStart:], '\n') + lineStart + 1
+	}
+	c.userEdit(uri, lineStart, lineStart, "// ")
+	c.waitFor("the diagnostic to clear", time.Minute, func() bool { return len(c.diags[uri]) == 0 })
 }

@@ -673,6 +673,11 @@ func (s *Server) finish(g *generation, prog *progress, res *engine.Result, err e
 	}
 	sum.Diagnostics = len(diags)
 	if text != "" {
+		s.mu.Lock()
+		if d := s.docs[g.uri]; d != nil && d.version == version {
+			s.setDiagsLocked(d, diags)
+		}
+		s.mu.Unlock()
 		v := version
 		s.notify("textDocument/publishDiagnostics", PublishDiagnosticsParams{URI: g.uri, Version: &v, Diagnostics: nonNil(diags)})
 	}

@@ -18,6 +18,9 @@ type document struct {
 	text    string
 	// gens are the generations writing into this document, in start order.
 	gens []*generation
+	// diags are the Hydra diagnostics last published for it, following its changes
+	// (diagnostics.go).
+	diags []hydraDiag
 }
 
 // isCFamily says whether "Generate with repair" applies to the document.
@@ -93,6 +96,7 @@ func (s *Server) didChange(_ context.Context, params json.RawMessage) error {
 		return fmt.Errorf("didChange for %s, which is not open", p.TextDocument.URI)
 	}
 	var err error
+	diagsMoved := false
 	for _, c := range p.ContentChanges {
 		old := d.text
 		var ch change
@@ -109,12 +113,22 @@ func (s *Server) didChange(_ context.Context, params json.RawMessage) error {
 		for _, g := range d.gens {
 			g.observeLocked(old, d.text, ch)
 		}
+		diagsMoved = followDiagsLocked(d, old, ch) || diagsMoved
 	}
 	d.version = p.TextDocument.Version
 	for _, g := range d.gens {
 		g.versionSeenLocked(d.version)
 	}
+	var diags []Diagnostic
+	if diagsMoved {
+		diags = s.diagsNowLocked(d)
+	}
+	version := d.version
 	s.mu.Unlock()
+	if diagsMoved {
+		// Diagnostics follow the document: cleared when their lines change, moved otherwise.
+		s.notify("textDocument/publishDiagnostics", PublishDiagnosticsParams{URI: d.uri, Version: &version, Diagnostics: diags})
+	}
 	s.scheduleWarm(p.TextDocument.URI)
 	return err
 }
