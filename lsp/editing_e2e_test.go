@@ -1,11 +1,15 @@
 package lsp_test
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/hydra-lsp/hydra/engine/model/modeltest"
 	"github.com/hydra-lsp/hydra/lsp"
@@ -287,4 +291,125 @@ func TestDiagnosticsFollowTheDocument(t *testing.T) {
 	}
 	c.userEdit(uri, lineStart, lineStart, "// ")
 	c.waitFor("the diagnostic to clear", time.Minute, func() bool { return len(c.diags[uri]) == 0 })
+}
+
+// inline asks for an inline completion as an editor does when the user pauses (automatic
+// trigger) or asks (invoked).
+func (c *client) inline(uri string, pos lsp.Position, automatic bool) (lsp.InlineCompletionList, error) {
+	kind := 1
+	if automatic {
+		kind = 2
+	}
+	var list lsp.InlineCompletionList
+	err := c.call("textDocument/inlineCompletion", lsp.InlineCompletionParams{
+		TextDocument: lsp.TextDocumentIdentifier{URI: uri}, Position: pos,
+		Context: lsp.InlineCompletionContext{TriggerKind: kind}}, &list)
+	return list, err
+}
+
+func TestInlineCompletionIsCheapAndVisible(t *testing.T) {
+	t.Run("nothing inside a comment or a string", func(t *testing.T) {
+		model := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{{Text: "int two() { return 2; }\n"}}})
+		c := startServer(t, clientOptions{initOptions: map[string]any{"modelUrl": model.URL}})
+		uri := "file://" + filepath.Join(t.TempDir(), "c.cpp")
+		const doc = "#include <cstdio>\n// prints the sum of\nvoid f() { std::puts(\"hello, \"); }\n"
+		c.open(uri, "cpp", doc)
+		for _, at := range []int{strings.Index(doc, "sum of") + 4, strings.Index(doc, "hello, ") + 6} {
+			list, err := c.inline(uri, position(doc, at), true)
+			if err != nil || len(list.Items) != 0 {
+				t.Fatalf("inline completion at %d: %v %+v, want no items", at, err, list)
+			}
+		}
+		if n := len(model.Handler.Calls()); n != 0 {
+			t.Fatalf("%d model requests for completions inside a comment and a string", n)
+		}
+	})
+	t.Run("its own small attempt budget", func(t *testing.T) {
+		for _, tc := range []struct {
+			setting any
+			want    int
+		}{{nil, 2}, {1, 1}} {
+			model := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{{Text: "int two() { return tow; }\n"}}})
+			cfg := map[string]any{"modelUrl": model.URL}
+			if tc.setting != nil {
+				cfg["inlineMaxAttempts"] = tc.setting
+			}
+			c := startServer(t, clientOptions{initOptions: map[string]any{"hydra": cfg}})
+			uri := "file://" + filepath.Join(t.TempDir(), "two.cpp")
+			c.open(uri, "cpp", "// two\n")
+			list, err := c.inline(uri, lsp.Position{Line: 1}, false)
+			if err != nil || len(list.Items) != 0 {
+				t.Fatalf("inline: %v %+v, want no items for a continuation that never compiles", err, list)
+			}
+			if n := len(model.Handler.Calls()); n != tc.want {
+				t.Fatalf("inlineMaxAttempts %v: %d model requests, want %d", tc.setting, n, tc.want)
+			}
+		}
+	})
+	t.Run("thinking progress and the first checked lines while it works", func(t *testing.T) {
+		model := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{
+			{PromptSuffix: "int sum(const std::vector<int>& v) {\n", Text: sumBody, Chunk: 6, DelayMS: 30}}})
+		c := startServer(t, clientOptions{initOptions: map[string]any{"modelUrl": model.URL}})
+		uri := "file://" + filepath.Join(t.TempDir(), "sum.cpp")
+		c.open(uri, "cpp", sumSig+"\n")
+		list, err := c.inline(uri, lsp.Position{Line: 4}, false)
+		if err != nil || len(list.Items) != 1 || list.Items[0].InsertText != sumBody {
+			t.Fatalf("inline: %v %+v, want the body", err, list)
+		}
+		c.mu.Lock()
+		progress := append([]lsp.ProgressParams(nil), c.progress...)
+		partials := append([]json.RawMessage(nil), c.partials...)
+		c.mu.Unlock()
+		begun := false
+		for _, p := range progress {
+			if m, ok := p.Value.(map[string]any); ok && m["kind"] == "begin" && strings.Contains(fmt.Sprint(m["title"]), "thinking") {
+				begun = true
+			}
+		}
+		if !begun {
+			t.Errorf("no \"thinking\" progress while the inline completion worked: %+v", progress)
+		}
+		if len(partials) == 0 {
+			t.Fatal("no hydra/inlineCompletionPartial before the answer")
+		}
+		var first lsp.InlinePartialParams
+		if err := json.Unmarshal(partials[0], &first); err != nil || first.Text == "" || !strings.HasPrefix(sumBody, first.Text) {
+			t.Fatalf("first partial %s: %v, want a checked prefix of the body", partials[0], err)
+		}
+	})
+	t.Run("typing cancels a stale request, its search and its model stream", func(t *testing.T) {
+		model := slowModel(t)
+		c := startServer(t, clientOptions{initOptions: map[string]any{"modelUrl": model.URL}})
+		uri := "file://" + filepath.Join(t.TempDir(), "many.cpp")
+		c.open(uri, "cpp", slowPrefix)
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.inline(uri, lsp.Position{Line: 1}, false)
+			done <- err
+		}()
+		deadline := time.Now().Add(time.Minute)
+		for len(checkerProcesses(c.marker)) == 0 || len(model.Handler.Calls()) == 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("the search never started")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		c.userEdit(uri, 0, 0, "// typed\n") // no $/cancelRequest: the change alone makes it stale
+		select {
+		case err := <-done:
+			var rpcErr *jsonrpc2.Error
+			if !errors.As(err, &rpcErr) || rpcErr.Code != -32801 {
+				t.Fatalf("stale inline completion answered %v, want ContentModified (-32801)", err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("the stale inline completion was not cancelled")
+		}
+		deadline = time.Now().Add(10 * time.Second)
+		for len(checkerProcesses(c.marker)) > 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if ps := checkerProcesses(c.marker); len(ps) > 0 {
+			t.Fatalf("checker processes alive after the stale request: %v", ps)
+		}
+	})
 }

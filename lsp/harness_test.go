@@ -127,6 +127,7 @@ type client struct {
 	progress  []lsp.ProgressParams
 	messages  []lsp.ShowMessageParams
 	diags     map[string][]lsp.Diagnostic
+	partials  []json.RawMessage // hydra/inlineCompletionPartial notifications
 	configReq int
 	// config is what the client answers to workspace/configuration.
 	config json.RawMessage
@@ -318,6 +319,8 @@ func (c *client) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		_ = json.Unmarshal(params, &p)
 		c.record(func() { c.diags[p.URI] = p.Diagnostics })
 	case "window/logMessage":
+	case "hydra/inlineCompletionPartial":
+		c.record(func() { c.partials = append(c.partials, params) })
 	default:
 		if !req.Notif {
 			_ = conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: req.Method})

@@ -3,8 +3,13 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"time"
 
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/hydra-lsp/hydra/checkers/chunk"
 	"github.com/hydra-lsp/hydra/engine"
 )
 
@@ -15,14 +20,74 @@ const inlineTriggerAutomatic = 2
 // inlineDebounce is how long an automatic inline completion waits before it starts a search.
 const inlineDebounce = 250 * time.Millisecond
 
+// defaultInlineMaxAttempts is an inline search's own small budget (hydra.inlineMaxAttempts):
+// ghost text must be cheap; a full repair search is what hydra.generate is for.
+const defaultInlineMaxAttempts = 2
+
+// errStale cancels an inline completion whose document changed (the user typed on).
+var errStale = errors.New("the document changed")
+
+// InlinePartialParams is the hydra/inlineCompletionPartial notification: the checked text of
+// a running inline completion so far (LSP 3.18's inline completion has no partial results), for
+// clients that show ghost text as it grows. Done is never sent here; the request's answer ends it.
+type InlinePartialParams struct {
+	TextDocument TextDocumentIdentifier `json:"textDocument"`
+	Position     Position               `json:"position"`
+	Text         string                 `json:"text"`
+}
+
 // inlineCompletion answers textDocument/inlineCompletion (LSP 3.18) with the repaired
-// continuation at the cursor: the same search as hydra.generate, but nothing is written to the
-// document; the accepted text comes back as one inline item (ghost text in eglot and VS Code).
-// $/cancelRequest cancels the search (and so its model stream and checker processes).
+// continuation at the cursor: the same search as hydra.generate, but with its own small
+// attempt budget and nothing written to the document; the accepted text comes back as one
+// inline item (ghost text in eglot, VS Code and Neovim). While it works, a work-done progress
+// ("thinking") runs when the client gave a token or supports server-created progress, and the
+// first checked lines go out as hydra/inlineCompletionPartial. $/cancelRequest, or any change
+// to the document (the request is stale), cancels the search and so its model stream and
+// checker processes. Inside a comment or a string literal there is nothing to complete: the
+// answer is empty at once, without a model request.
 func (s *Server) inlineCompletion(ctx context.Context, params json.RawMessage) (any, error) {
 	var p InlineCompletionParams
 	if err := decodeParams("textDocument/inlineCompletion", params, &p); err != nil {
 		return nil, err
+	}
+	empty := InlineCompletionList{Items: []InlineCompletionItem{}}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	uri := p.TextDocument.URI
+	s.mu.Lock()
+	d := s.docs[uri]
+	if d == nil {
+		s.mu.Unlock()
+		return nil, invalidParams("textDocument/inlineCompletion", errors.New(uri+" is not open"))
+	}
+	text, lang := d.text, d.lang
+	s.nextGen++
+	id := s.nextGen
+	if d.inline == nil {
+		d.inline = map[int]context.CancelCauseFunc{}
+	}
+	d.inline[id] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if d := s.docs[uri]; d != nil {
+			delete(d.inline, id)
+		}
+		s.mu.Unlock()
+	}()
+
+	if off, err := offsetAt(text, p.Position, s.enc); err == nil && d.isCFamily() {
+		opts := chunk.Options{}
+		if lang == "c" {
+			opts = chunk.OptionsForFlags([]string{"-xc"}, "")
+		}
+		probe := text[:off]
+		if endOfCodeLine(text, off) {
+			probe += "\n" // the completion starts a new line: a line comment there has ended
+		}
+		if chunk.InCommentOrLiteral(probe, opts) {
+			return empty, nil
+		}
 	}
 	if p.Context.TriggerKind == inlineTriggerAutomatic {
 		// Clients ask on every keystroke and cancel the previous request: wait for a pause
@@ -31,38 +96,49 @@ func (s *Server) inlineCompletion(ctx context.Context, params json.RawMessage) (
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, ctx.Err()
+			return nil, inlineCancelled(ctx)
 		case <-t.C:
 		}
 	}
-	setup, err := s.prepare(ctx, target{URI: p.TextDocument.URI, Position: p.Position, AtCursor: true})
+	setup, err := s.prepare(ctx, target{URI: uri, Position: p.Position, AtCursor: true})
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var prog *progress
-	if len(p.WorkDoneToken) > 0 {
-		prog = s.beginProgress(ctx, p.WorkDoneToken, "Hydra: inline completion", cancel)
-	}
+	cfg := s.cfg.get()
 	req := setup.req
+	req.Budget.MaxAttempts = cfg.InlineMaxAttempts
+	if req.Budget.MaxAttempts <= 0 {
+		req.Budget.MaxAttempts = defaultInlineMaxAttempts
+	}
+	prog := s.beginProgress(ctx, p.WorkDoneToken, "Hydra: thinking", func() { cancel(context.Canceled) })
+	prog.report("thinking…")
+	partial := ""
 	req.OnUpdate = func(u engine.Update) {
-		if u.Message != "" {
-			prog.report(u.Message)
+		switch u.Kind {
+		case "accepted":
+			if t := strings.TrimSpace(u.Accepted); t != "" && u.Accepted != partial && ctx.Err() == nil {
+				partial = u.Accepted
+				s.notify("hydra/inlineCompletionPartial", InlinePartialParams{
+					TextDocument: p.TextDocument, Position: p.Position, Text: setup.place.lead + u.Accepted})
+			}
+		case "note":
+		default:
+			if u.Message != "" {
+				prog.report("thinking… " + u.Message)
+			}
 		}
 	}
 	res, err := s.opts.Search(ctx, s.checker(), setup.gen, req)
 	if ctx.Err() != nil {
 		prog.end("cancelled")
-		return nil, ctx.Err()
+		return nil, inlineCancelled(ctx)
 	}
 	if err != nil {
 		prog.end(err.Error())
 		return nil, err
 	}
-	list := InlineCompletionList{Items: []InlineCompletionItem{}}
 	if res.OK && res.Text != "" {
-		list.Items = append(list.Items, InlineCompletionItem{
+		empty.Items = append(empty.Items, InlineCompletionItem{
 			InsertText: setup.place.lead + res.Text,
 			Range:      &Range{Start: p.Position, End: p.Position},
 		})
@@ -70,5 +146,23 @@ func (s *Server) inlineCompletion(ctx context.Context, params json.RawMessage) (
 	} else {
 		prog.end("no accepted continuation (" + res.Reason + ")")
 	}
-	return list, nil
+	return empty, nil
+}
+
+// inlineCancelled is the error a cancelled inline completion answers: ContentModified when the
+// document changed under it, else RequestCancelled.
+func inlineCancelled(ctx context.Context) error {
+	if errors.Is(context.Cause(ctx), errStale) {
+		return &jsonrpc2.Error{Code: codeContentModified, Message: "the document changed; the inline completion is stale"}
+	}
+	return ctx.Err()
+}
+
+// cancelInlineLocked (s.mu held) cancels d's running inline completions: the document changed,
+// so what they would show is stale.
+func cancelInlineLocked(d *document) {
+	for id, cancel := range d.inline {
+		cancel(errStale)
+		delete(d.inline, id)
+	}
 }

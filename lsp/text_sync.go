@@ -21,6 +21,8 @@ type document struct {
 	// diags are the Hydra diagnostics last published for it, following its changes
 	// (diagnostics.go).
 	diags []hydraDiag
+	// inline cancels its running inline completions, by request (inline_completion.go).
+	inline map[int]context.CancelCauseFunc
 }
 
 // isCFamily says whether "Generate with repair" applies to the document.
@@ -97,6 +99,9 @@ func (s *Server) didChange(_ context.Context, params json.RawMessage) error {
 	}
 	var err error
 	diagsMoved := false
+	if len(p.ContentChanges) > 0 {
+		cancelInlineLocked(d) // they answer for the text as it was
+	}
 	for _, c := range p.ContentChanges {
 		old := d.text
 		var ch change
