@@ -59,14 +59,18 @@ type Options struct {
 	Log io.Writer
 	// Version is reported in serverInfo.
 	Version string
-	// WarmMax bounds the dormant preamble checkpoints kept (the warm start's memory budget);
-	// 0 means 8, a negative value turns the warm start off.
-	WarmMax int
+	// WarmBytes bounds the private memory (/proc/PID/smaps_rollup) of the dormant preamble
+	// checkpoints kept for the warm start, together; 0 means DefaultWarmBytes, a negative value
+	// turns the warm start off.
+	WarmBytes int64
 	// ApplyEditTimeout bounds the wait for the client's answer to one workspace/applyEdit; a
 	// generation whose edit is not answered in time stops (reason "edit_unanswered"). 0 means
 	// 30 s.
 	ApplyEditTimeout time.Duration
 }
+
+// DefaultWarmBytes is the warm start's default memory budget (Options.WarmBytes).
+const DefaultWarmBytes = 512 << 20
 
 // Server is one language server connection. Create it with New and run it with Serve.
 type Server struct {
@@ -136,12 +140,12 @@ func New(opts Options) *Server {
 	}
 	s.cfg = newConfigStore(opts.Getenv)
 	s.flags = newFlagStore(s.logf, s.flagsChanged)
-	warmMax := opts.WarmMax
-	if warmMax == 0 {
-		warmMax = 8
+	warmBytes := opts.WarmBytes
+	if warmBytes == 0 {
+		warmBytes = DefaultWarmBytes
 	}
-	if opts.Checker != nil && warmMax > 0 {
-		s.warm = newWarmCache(opts.Checker, warmMax, s.logf)
+	if opts.Checker != nil && warmBytes > 0 {
+		s.warm = newWarmCache(opts.Checker, warmBytes, s.logf)
 	}
 	return s
 }

@@ -19,15 +19,28 @@ import (
 // such as <bits/stdc++.h> takes over a second; resuming a checkpoint a few milliseconds. While
 // a C/C++ document is open, the server keeps a checkpoint of its preamble (the leading
 // #include/#define lines), built after the document stops changing for warmDebounce, one per
-// distinct preamble + flags + directory, shared by the documents that have it, at most max of
-// them (least recently used without a document go first). Searches reach them through the
-// checker's Nearest, which the wrapper below extends to these shared checkpoints.
+// distinct preamble + flags + directory, shared by the documents that have it. Together they
+// stay under a budget of bytes: the private memory of their processes (/proc/PID/smaps_rollup,
+// measured again each time the cache changes and every warmRecheck: a checkpoint's pages become
+// its own once the session that made it, or a search that resumed it, has gone); over it, the least recently
+// used ones without a document go first, then the least recently used. Searches reach them
+// through the checker's Nearest, which the wrapper below extends to these shared checkpoints.
 
 // warmDebounce is how long a document must rest before its preamble is (re)built.
 const warmDebounce = 300 * time.Millisecond
 
 // warmBuildTimeout bounds building one preamble checkpoint.
 const warmBuildTimeout = 60 * time.Second
+
+// warmRecheck is how often the budget is checked again while checkpoints are kept: sessions
+// end asynchronously, and only then do the pages they shared become the checkpoints' own.
+const warmRecheck = 2 * time.Second
+
+// privateMemory is implemented by checkpoints that can measure their process's private memory
+// (checkers/clang's, from /proc/PID/smaps_rollup).
+type privateMemory interface {
+	PrivateBytes() (int64, error)
+}
 
 // warmEntry is one preamble checkpoint, built or being built.
 type warmEntry struct {
@@ -40,17 +53,20 @@ type warmEntry struct {
 	users    map[string]bool // URIs of the documents with this preamble
 	lastUsed time.Time
 	buildDur time.Duration
+	bytes    int64 // private memory of cp's process when last measured
 }
 
 // warmCache holds the preamble checkpoints.
 type warmCache struct {
 	checker checkers.Checker
-	max     int
+	budget  int64 // bytes of private memory the checkpoints may hold together
 	logf    func(string, ...any)
 
 	mu      sync.Mutex
 	entries map[string]*warmEntry
 	byDoc   map[string]string // URI → entry key
+	// starved holds the keys dropped for the budget while documents still had them (see use).
+	starved map[string]bool
 	timers  map[string]*time.Timer
 	closed  bool
 	ctx     context.Context
@@ -58,10 +74,13 @@ type warmCache struct {
 	wg      sync.WaitGroup
 }
 
-func newWarmCache(c checkers.Checker, max int, logf func(string, ...any)) *warmCache {
+func newWarmCache(c checkers.Checker, budget int64, logf func(string, ...any)) *warmCache {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &warmCache{checker: c, max: max, logf: logf, entries: map[string]*warmEntry{},
-		byDoc: map[string]string{}, timers: map[string]*time.Timer{}, ctx: ctx, cancel: cancel}
+	w := &warmCache{checker: c, budget: budget, logf: logf, entries: map[string]*warmEntry{},
+		byDoc: map[string]string{}, starved: map[string]bool{}, timers: map[string]*time.Timer{}, ctx: ctx, cancel: cancel}
+	w.wg.Add(1)
+	go w.recheck()
+	return w
 }
 
 // preambleOf returns the preamble of text (chunk.PreambleEnd: the leading block of preprocessor
@@ -121,18 +140,28 @@ func (w *warmCache) use(uri string, opts checkers.SessionOptions, preamble strin
 	if preamble != "" {
 		key = warmKey(opts, preamble)
 	}
-	if old := w.byDoc[uri]; old != key {
+	old, had := w.byDoc[uri]
+	if old != key {
 		if e := w.entries[old]; e != nil {
 			delete(e.users, uri)
 		}
 	}
 	if key == "" {
 		delete(w.byDoc, uri)
+		w.unstarveLocked(old)
 		return
 	}
 	w.byDoc[uri] = key
+	w.unstarveLocked(old)
 	e := w.entries[key]
+	if e == nil && had && old == key && w.starved[key] {
+		// Dropped for the budget while this document had it: rebuilding it on every edit would
+		// only push another checkpoint out. It comes back when the preamble changes or another
+		// document opens with it.
+		return
+	}
 	if e == nil {
+		delete(w.starved, key)
 		e = &warmEntry{key: key, opts: opts, preamble: preamble, users: map[string]bool{}, building: true}
 		w.entries[key] = e
 		w.wg.Add(1)
@@ -165,6 +194,26 @@ func (w *warmCache) build(e *warmEntry) {
 	}
 	e.cp = cp
 	w.logf("warm start: preamble of %s (%d bytes) checkpointed in %s", e.opts.Filename, len(e.preamble), e.buildDur.Round(time.Millisecond))
+	w.evictLocked()
+}
+
+// recheck measures the checkpoints every warmRecheck until the cache closes.
+func (w *warmCache) recheck() {
+	defer w.wg.Done()
+	tick := time.NewTicker(warmRecheck)
+	defer tick.Stop()
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-tick.C:
+			w.mu.Lock()
+			if !w.closed {
+				w.evictLocked()
+			}
+			w.mu.Unlock()
+		}
+	}
 }
 
 func (w *warmCache) buildCheckpoint(ctx context.Context, opts checkers.SessionOptions, preamble string) (checkers.Checkpoint, error) {
@@ -202,19 +251,59 @@ func (w *warmCache) buildCheckpoint(ctx context.Context, opts checkers.SessionOp
 	}
 }
 
-// evictLocked drops checkpoints over the budget: least recently used ones without documents
-// first, then least recently used ones.
+// evictLocked measures the built checkpoints and drops them while together they hold more
+// private memory than the budget: least recently used ones without documents first, then least
+// recently used ones.
 func (w *warmCache) evictLocked() {
-	for len(w.entries) > w.max {
+	var total int64
+	for _, e := range w.entries {
+		if e.cp == nil {
+			continue
+		}
+		if pm, ok := e.cp.(privateMemory); ok {
+			if b, err := pm.PrivateBytes(); err == nil {
+				e.bytes = b
+			}
+		}
+		total += e.bytes
+	}
+	for total > w.budget {
 		var victim *warmEntry
 		for _, e := range w.entries {
+			if e.cp == nil {
+				continue
+			}
 			if victim == nil || (len(e.users) == 0) != (len(victim.users) == 0) && len(e.users) == 0 ||
 				(len(e.users) == 0) == (len(victim.users) == 0) && e.lastUsed.Before(victim.lastUsed) {
 				victim = e
 			}
 		}
-		w.dropLocked(victim)
+		if victim == nil {
+			return
+		}
+		w.logf("warm start: dropped the preamble checkpoint of %s (%.1f MB private) to keep the cache under %.0f MB",
+			victim.opts.Filename, float64(victim.bytes)/(1<<20), float64(w.budget)/(1<<20))
+		total -= victim.bytes
+		if len(victim.users) > 0 {
+			w.starved[victim.key] = true
+		}
+		delete(w.entries, victim.key)
+		victim.cp.Release()
+		victim.cp = nil
 	}
+}
+
+// unstarveLocked forgets that key was dropped for the budget once no document has it.
+func (w *warmCache) unstarveLocked(key string) {
+	if !w.starved[key] {
+		return
+	}
+	for _, k := range w.byDoc {
+		if k == key {
+			return
+		}
+	}
+	delete(w.starved, key)
 }
 
 func (w *warmCache) dropLocked(e *warmEntry) {
@@ -238,10 +327,12 @@ func (w *warmCache) forget(uri string) {
 		t.Stop()
 		delete(w.timers, uri)
 	}
-	if e := w.entries[w.byDoc[uri]]; e != nil {
+	key := w.byDoc[uri]
+	if e := w.entries[key]; e != nil {
 		delete(e.users, uri)
 	}
 	delete(w.byDoc, uri)
+	w.unstarveLocked(key)
 }
 
 // lookup returns the built entry whose preamble is the longest prefix of text under options

@@ -43,6 +43,16 @@ func (cp *Checkpoint) Text() string { return cp.text }
 // PID is the dormant process behind the checkpoint.
 func (cp *Checkpoint) PID() int { return cp.pid }
 
+// PrivateBytes is the private memory of the checkpoint's process (PrivateKB): what freeing it
+// gives back.
+func (cp *Checkpoint) PrivateBytes() (int64, error) {
+	kb, err := PrivateKB(cp.pid)
+	if err != nil {
+		return 0, fmt.Errorf("checkpoint %d: %w", cp.id, err)
+	}
+	return int64(kb * 1024), nil
+}
+
 // Refs returns the current reference count (0 once freed).
 func (cp *Checkpoint) Refs() int {
 	cp.c.mu.Lock()

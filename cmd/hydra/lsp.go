@@ -29,7 +29,7 @@ func init() {
 func runLSP(args []string) int {
 	fs := flag.NewFlagSet("lsp", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `usage: hydra lsp [--stdio] [--log FILE] [--apply-edit-timeout D]
+		fmt.Fprint(fs.Output(), `usage: hydra lsp [--stdio] [--log FILE] [--apply-edit-timeout D] [--warm-cache-mb N]
 
 Runs Hydra's language server on stdin/stdout. Configure it from the editor (section "hydra":
 modelUrl, model, apiKeyEnv, policy, maxTokens, maxAttempts, clangFlags) or with the
@@ -46,8 +46,18 @@ handle goes to clangd, and clangd's diagnostics come merged with Hydra's.
 	logPath := fs.String("log", "", "append the server's log to this file instead of stderr")
 	applyEditTimeout := fs.Duration("apply-edit-timeout", 30*time.Second,
 		"stop a generation whose workspace/applyEdit the editor has not answered in this time")
+	warmMB := fs.Int64("warm-cache-mb", lsp.DefaultWarmBytes>>20,
+		"private memory the dormant preamble checkpoints (the warm start) may hold together, in MiB; 0 turns the warm start off")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	if *warmMB < 0 {
+		fmt.Fprintln(os.Stderr, "hydra lsp: --warm-cache-mb must not be negative")
+		return 2
+	}
+	warmBytes := *warmMB << 20
+	if warmBytes == 0 {
+		warmBytes = -1 // off
 	}
 	if *applyEditTimeout <= 0 {
 		fmt.Fprintln(os.Stderr, "hydra lsp: --apply-edit-timeout must be positive")
@@ -93,6 +103,7 @@ handle goes to clangd, and clangd's diagnostics come merged with Hydra's.
 		Policy:           func(name string) (engine.Policy, error) { return policy.ByName(name, policy.WithPersistentLearning()) },
 		Log:              logw,
 		ApplyEditTimeout: *applyEditTimeout,
+		WarmBytes:        warmBytes,
 	})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
