@@ -78,7 +78,8 @@ func DefaultBudget() Budget {
 type Update struct {
 	// Kind: "attempt" (a rollout started), "accepted" (Accepted grew), "rollback" (Accepted
 	// shrank to the rollback point), "error" (the checker rejected; Error set), "note" (Message
-	// is something the summary should say, also in Result.Notes), "done".
+	// is something the summary should say, also in Result.Notes), "waiting" (Message says what
+	// the model client waits for: a server that is starting or loading its model), "done".
 	Kind    string
 	Attempt int
 	// Accepted is the generated text (without Prefix) accepted so far on the rollout shown.

@@ -213,6 +213,7 @@ const (
 	msgCheckerErr                // the checker session could not be started
 	msgSession                   // the session exists (ev.ID = its id); resumed tells whether from a checkpoint
 	msgNote                      // something the summary should say (note)
+	msgWaiting                   // what the model client waits for (note)
 )
 
 // send delivers m to the manager unless the search is over. It reports whether it did.
@@ -278,7 +279,9 @@ func (s *search) stream(r *rollout, q *queue) error {
 	}
 	cut := newCutter(s, base)
 
-	stream, err := s.gen.Complete(r.ctx, model.Request{Model: s.req.Model, Prompt: r.prompt, Suffix: s.req.Suffix, Params: r.params})
+	// The client says what it waits for (a server still loading); progress shows it.
+	cctx := model.ContextWithProgress(r.ctx, func(msg string) { s.send(message{r: r, kind: msgWaiting, note: msg}) })
+	stream, err := s.gen.Complete(cctx, model.Request{Model: s.req.Model, Prompt: r.prompt, Suffix: s.req.Suffix, Params: r.params})
 	if err != nil {
 		return err
 	}

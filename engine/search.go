@@ -341,6 +341,8 @@ func (s *search) handle(m message) {
 		}
 	case msgNote:
 		s.note(m.note)
+	case msgWaiting:
+		s.update(Update{Kind: "waiting", Attempt: r.id + 1, Message: m.note})
 	case msgStreamEnd:
 		s.logprobsNote(r)
 		s.streamEnded(r, m.err)

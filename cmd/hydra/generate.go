@@ -135,11 +135,7 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
 		return 2
 	}
-	clientOpts := []model.Option{model.WithFIM(fimSetting), model.WithLoadingWait(*wait)}
-	if !*quiet {
-		clientOpts = append(clientOpts, model.WithProgress(func(msg string) { fmt.Fprintf(stderr, "hydra: %s\n", msg) }))
-	}
-	gen, err := model.NewClient(*modelURL, clientOpts...)
+	gen, err := model.NewClient(*modelURL, model.WithFIM(fimSetting), model.WithLoadingWait(*wait))
 	if err != nil {
 		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
 		return 2
@@ -169,7 +165,7 @@ func generate(args []string, stdout, stderr io.Writer) int {
 	if !*quiet {
 		req.OnUpdate = func(u engine.Update) {
 			switch u.Kind {
-			case "attempt", "error", "rollback", "note":
+			case "attempt", "error", "rollback", "note", "waiting":
 				if u.Message != "" {
 					fmt.Fprintf(stderr, "hydra: %s\n", u.Message)
 					said[u.Message] = true

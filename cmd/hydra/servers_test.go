@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hydra-lsp/hydra/engine"
 	"github.com/hydra-lsp/hydra/engine/model/modeltest"
@@ -218,6 +219,23 @@ func TestModelsCommand(t *testing.T) {
 			}
 			if !strings.Contains(errb.String(), string(k)) {
 				t.Errorf("stderr %q does not name %s", errb.String(), k)
+			}
+		})
+	}
+}
+
+func TestGenerateWaitsForALoadingServer(t *testing.T) {
+	t.Setenv("HYDRA_API_KEY", "")
+	file := writePrompt(t)
+	for _, k := range []standin.Kind{standin.VLLM, standin.SGLang, standin.LlamaCpp} {
+		t.Run(string(k), func(t *testing.T) {
+			srv := standin.Start(t, k, standin.Config{LoadFor: 1500 * time.Millisecond, Replies: []standin.Reply{{Text: genGood}}})
+			code, out, errs := runGen(t, "--model-url", srv.URL, "--wait", "30s", file)
+			if code != 0 || out != genPrompt+genGood {
+				t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, out, errs)
+			}
+			if !strings.Contains(errs, "hydra: waiting for the model server "+srv.URL) {
+				t.Errorf("stderr does not say it waits for the server:\n%s", errs)
 			}
 		})
 	}

@@ -214,19 +214,20 @@ func (c *Client) probe(ctx context.Context) (*ServerInfo, error) {
 		var v struct {
 			Version string `json:"version"`
 		}
-		if st, _, _ := c.getJSON(ctx, http.MethodGet, c.root()+"/api/version", nil, &v); st == http.StatusOK && v.Version != "" {
+		var tags struct {
+			Models *[]struct {
+				Name string `json:"name"`
+			} `json:"models"`
+		}
+		st, _, _ := c.getJSON(ctx, http.MethodGet, c.root()+"/api/version", nil, &v)
+		if tst, _, _ := c.getJSON(ctx, http.MethodGet, c.root()+"/api/tags", nil, &tags); tst == http.StatusOK && tags.Models != nil {
 			info.Kind = KindOllama
-			var tags struct {
-				Models []struct {
-					Name string `json:"name"`
-				} `json:"models"`
+			info.Models = info.Models[:0]
+			for _, m := range *tags.Models {
+				info.Models = append(info.Models, ModelInfo{ID: m.Name, OwnedBy: "ollama"})
 			}
-			if st, _, _ := c.getJSON(ctx, http.MethodGet, c.root()+"/api/tags", nil, &tags); st == http.StatusOK {
-				info.Models = info.Models[:0]
-				for _, m := range tags.Models {
-					info.Models = append(info.Models, ModelInfo{ID: m.Name, OwnedBy: "ollama"})
-				}
-			}
+		} else if st == http.StatusOK && v.Version != "" {
+			info.Kind = KindOllama
 		}
 	}
 	return info, nil
