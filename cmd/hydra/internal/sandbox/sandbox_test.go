@@ -354,6 +354,20 @@ func TestSandboxKeepsGeneratedCodeIn(t *testing.T) {
 				}
 			})
 
+			t.Run("file size limit", func(t *testing.T) {
+				res, err := sb.Run(context.Background(), Spec{Dir: dir, Limits: Limits{FileMB: 4},
+					Argv: []string{"/usr/bin/sh", "-c", "head -c 8388608 /dev/zero > /tmp/big; echo size $(stat -c %s /tmp/big)"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var size int
+				if i := strings.LastIndex(res.Output, "size "); i < 0 {
+					t.Fatalf("no size printed: %s, %q", res, res.Output)
+				} else if _, err := fmt.Sscanf(res.Output[i:], "size %d", &size); err != nil || size > 4<<20 {
+					t.Errorf("an 8 MiB file under a 4 MiB limit is %d bytes: %q", size, res.Output)
+				}
+			})
+
 			t.Run("writable box", func(t *testing.T) {
 				wdir := progDir(t)
 				res, err := sb.Run(context.Background(), Spec{Dir: wdir, Writable: true,
