@@ -29,6 +29,15 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	table(fmt.Sprintf("Tasks that hit a static error (%d):", len(r.ErroringTasks)), func(p PolicyReport) Metrics { return p.Erroring })
 	table(fmt.Sprintf("All tasks (%d):", r.Config.Tasks), func(p PolicyReport) Metrics { return p.All })
+	var lags []string
+	for _, p := range r.order {
+		if m := r.Policies[p].All; m.CheckerLagP50 > 0 {
+			lags = append(lags, fmt.Sprintf("%s %.0f / %.0f", p, m.CheckerLagP50, m.CheckerLagP95))
+		}
+	}
+	if len(lags) > 0 {
+		fmt.Fprintf(b, "\nChecker lag behind the model's stream (ms, p50 / p95 over runs of each run's mean): %s.\n", strings.Join(lags, "; "))
+	}
 	if len(r.Paired) > 0 {
 		fmt.Fprintln(b, "\nTokPol against each baseline on the erroring tasks (geometric mean of per-task ratios, 95% bootstrap interval; wins = the whole interval below 1, loses = above 1, else ties):")
 		fmt.Fprintln(b, "\n| ratio | tasks | tokens | verdict | latency | verdict |")

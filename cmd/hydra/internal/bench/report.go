@@ -35,10 +35,13 @@ type Run struct {
 	// CheckpointResumes, RestartBytes and ResubmittedBytes describe checker-side rollback:
 	// rollouts resumed from a checkpoint, the bytes of prefix the repairs started after, and
 	// the bytes the checker had to re-check because no checkpoint sat exactly there.
-	CheckpointResumes int    `json:"checkpoint_resumes"`
-	RestartBytes      int    `json:"restart_bytes"`
-	ResubmittedBytes  int    `json:"resubmitted_bytes"`
-	Err               string `json:"error,omitempty"`
+	CheckpointResumes int `json:"checkpoint_resumes"`
+	RestartBytes      int `json:"restart_bytes"`
+	ResubmittedBytes  int `json:"resubmitted_bytes"`
+	// CheckerLagMS is how long, on average, the checker accepted a chunk after the model had
+	// streamed it (see checkerLag): near the chunking delay when the checker keeps up.
+	CheckerLagMS float64 `json:"checker_lag_ms"`
+	Err          string  `json:"error,omitempty"`
 }
 
 // Metrics summarise a policy's runs over a set of tasks (the paper's Table 3 plus correctness).
@@ -66,6 +69,10 @@ type Metrics struct {
 	// same task's unconstrained (one-pass) run: what repairing cost, independently of program
 	// length (set when unconstrained ran).
 	RepairOverheadMean float64 `json:"repair_overhead_tokens_mean"`
+	// CheckerLagP50 and CheckerLagP95 are percentiles over the runs of their mean checker lag
+	// (ms): how far checking ran behind the model's stream.
+	CheckerLagP50 float64 `json:"checker_lag_p50_ms"`
+	CheckerLagP95 float64 `json:"checker_lag_p95_ms"`
 }
 
 // Summarize computes the metrics of runs. Runs that failed on an infrastructure error count as
@@ -75,12 +82,15 @@ func Summarize(runs []Run) Metrics {
 	if len(runs) == 0 {
 		return m
 	}
-	var lat, tok []float64
+	var lat, tok, lag []float64
 	var static, fn, att, res, restart, resub, prompt, cached float64
 	for _, r := range runs {
 		if r.Err == "" { // a run the infrastructure broke has no cost figures; it counts as incorrect
 			lat = append(lat, r.Latency.Seconds())
 			tok = append(tok, float64(r.Tokens))
+			if r.CheckerLagMS > 0 {
+				lag = append(lag, r.CheckerLagMS)
+			}
 		}
 		if r.StaticOK {
 			static++
@@ -104,6 +114,7 @@ func Summarize(runs []Run) Metrics {
 	n := float64(len(runs))
 	m.LatencyMean, m.LatencyP50, m.LatencyP75 = mean(lat), Percentile(lat, 50), Percentile(lat, 75)
 	m.TokensMean, m.TokensP50, m.TokensP75 = mean(tok), Percentile(tok, 50), Percentile(tok, 75)
+	m.CheckerLagP50, m.CheckerLagP95 = Percentile(lag, 50), Percentile(lag, 95)
 	m.StaticCorrect = static / n
 	if m.FunctionalTasks > 0 {
 		m.FunctionalCorrect = fn / float64(m.FunctionalTasks)
@@ -320,14 +331,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintln(b, "\nRollback reuse (all tasks):")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tcheckpoint resumes/task\tchecker prefix reuse\tprompt cache hit\terror-free latency vs unconstrained\t")
+	fmt.Fprintln(tw, "policy\tcheckpoint resumes/task\tchecker prefix reuse\tprompt cache hit\terror-free latency vs unconstrained\tchecker lag p50 ms\tp95\t")
 	for _, p := range r.order {
 		m := r.Policies[p].All
 		ef := "-"
 		if v, ok := r.ErrorFreeVsUnconstrained[p]; ok {
 			ef = fmt.Sprintf("%+.1f%%", 100*v)
 		}
-		fmt.Fprintf(tw, "%s\t%.2f\t%.0f%%\t%.0f%%\t%s\t\n", p, m.CheckpointResumesMean, 100*m.CheckerReuse, 100*m.PromptCacheHit, ef)
+		fmt.Fprintf(tw, "%s\t%.2f\t%.0f%%\t%.0f%%\t%s\t%.0f\t%.0f\t\n", p, m.CheckpointResumesMean, 100*m.CheckerReuse, 100*m.PromptCacheHit, ef, m.CheckerLagP50, m.CheckerLagP95)
 	}
 	tw.Flush()
 	_, err := io.WriteString(w, b.String())

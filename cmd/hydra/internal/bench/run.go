@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -198,6 +199,7 @@ func runOne(ctx context.Context, cfg Config, env Env, ver *Verifier, t Task, nam
 	run.CheckpointResumes = st.CheckpointResumes
 	run.ResubmittedBytes = st.ResubmittedBytes
 	run.RestartBytes = restartBytes(res.Trace, len(t.Prompt))
+	run.CheckerLagMS = checkerLag(res.Trace)
 	if cfg.TraceDir != "" {
 		writeTrace(cfg.TraceDir, t, name, res)
 	}
@@ -231,6 +233,36 @@ func restartBytes(tr *engine.Trace, prefix int) int {
 		total += max(off[r.Start]-prefix, 0)
 	}
 	return total
+}
+
+// checkerLag is how far the checker ran behind the model in a search: for each progress node,
+// the time from the moment the model's stream reached its offset to the moment the checker
+// accepted it, averaged over the nodes (milliseconds; 0 without a trace).
+func checkerLag(tr *engine.Trace) float64 {
+	if tr == nil {
+		return 0
+	}
+	streams := map[int][]engine.TracePoint{}
+	for _, r := range tr.Rollouts {
+		streams[r.ID] = r.Stream
+	}
+	sum, n := 0.0, 0
+	for _, nd := range tr.Nodes {
+		if nd.Kind != "progress" {
+			continue
+		}
+		pts := streams[nd.Rollout]
+		i := sort.Search(len(pts), func(i int) bool { return pts[i].Off >= nd.Off })
+		if i == len(pts) {
+			continue // text the rollout did not stream (a resubmitted prefix)
+		}
+		sum += math.Max(0, nd.AtMS-pts[i].AtMS)
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
 }
 
 // warm gives the checker a dormant checkpoint of the task's prompt before any policy runs, so

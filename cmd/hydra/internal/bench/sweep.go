@@ -150,7 +150,11 @@ func (s *Sweep) WriteMarkdown(w io.Writer) error {
 				fmt.Sprintf("%.2f [%.2f, %.2f] %s", p.Latency.Ratio, p.Latency.Lo, p.Latency.Hi, verdict(p.Latency)))
 		}
 		tp := c.Policies["tokpol"].Erroring
-		row = append(row, fmt.Sprintf("%.1f%%", 100*tp.StaticCorrect), fmt.Sprintf("%.0f", tp.RepairOverheadMean))
+		overhead := "-" // needs the unconstrained run
+		if _, ok := c.Policies["unconstrained"]; ok {
+			overhead = fmt.Sprintf("%.0f", tp.RepairOverheadMean)
+		}
+		row = append(row, fmt.Sprintf("%.1f%%", 100*tp.StaticCorrect), overhead)
 		fmt.Fprintf(b, "| %s |\n", strings.Join(row, " | "))
 	}
 	_, err := io.WriteString(w, b.String())

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hydra-lsp/hydra/engine"
 )
 
 func knownParams(n string) bool {
@@ -196,5 +198,23 @@ func TestIsRealModelReadsWhatTheServerSays(t *testing.T) {
 		if got := IsRealModel(tc.models); got != tc.want {
 			t.Errorf("IsRealModel(%v) = %v", tc.models, got)
 		}
+	}
+}
+
+func TestCheckerLagIsTheTimeFromStreamToAcceptance(t *testing.T) {
+	tr := &engine.Trace{
+		Rollouts: []engine.TraceRollout{{ID: 1, Stream: []engine.TracePoint{{AtMS: 10, Off: 100}, {AtMS: 20, Off: 200}, {AtMS: 30, Off: 300}}}},
+		Nodes: []engine.TraceNode{
+			{ID: 0, Kind: "root", Off: 50},
+			{ID: 1, Kind: "progress", Rollout: 1, Off: 150, AtMS: 35}, // streamed by 20 ms: 15 ms behind
+			{ID: 2, Kind: "progress", Rollout: 1, Off: 300, AtMS: 35}, // streamed at 30 ms: 5 ms behind
+			{ID: 3, Kind: "error", Rollout: 1, Off: 310, AtMS: 90},    // errors do not count
+		},
+	}
+	if got := checkerLag(tr); math.Abs(got-10) > 1e-9 {
+		t.Errorf("checker lag = %v ms, want (15 + 5) / 2", got)
+	}
+	if checkerLag(nil) != 0 {
+		t.Error("no trace, yet a lag")
 	}
 }
