@@ -45,7 +45,9 @@ func (s *Server) executeCommand(ctx context.Context, params json.RawMessage) (an
 		}
 		sum, err := s.generate(ctx, t, p.WorkDoneToken)
 		if err != nil {
-			s.showMessage(MessageWarning, "hydra: "+err.Error())
+			if !s.cfg.get().ClientShowsSummary {
+				s.showMessage(MessageWarning, "hydra: "+err.Error())
+			}
 			return nil, err
 		}
 		return sum, nil

@@ -413,3 +413,34 @@ func TestInlineCompletionIsCheapAndVisible(t *testing.T) {
 		}
 	})
 }
+
+func TestOneSummaryPerGeneration(t *testing.T) {
+	for _, clientShows := range []bool{false, true} {
+		t.Run(fmt.Sprintf("clientShowsSummary=%v", clientShows), func(t *testing.T) {
+			model := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{
+				{PromptSuffix: "int sum(const std::vector<int>& v) {\n", Text: sumBody, Chunk: 6}}})
+			cfg := map[string]any{"modelUrl": model.URL}
+			if clientShows {
+				cfg["clientShowsSummary"] = true
+			}
+			c := startServer(t, clientOptions{initOptions: map[string]any{"hydra": cfg}})
+			uri := "file://" + filepath.Join(t.TempDir(), "sum.cpp")
+			c.open(uri, "cpp", sumSig+"\n")
+			sum, err := c.generate(uri, position(sumSig, len(sumSig)))
+			if err != nil || !sum.OK || sum.Message == "" {
+				t.Fatalf("generate: %v %+v", err, sum)
+			}
+			time.Sleep(200 * time.Millisecond) // a second summary would be on its way by now
+			c.mu.Lock()
+			msgs := append([]lsp.ShowMessageParams(nil), c.messages...)
+			c.mu.Unlock()
+			want := 1
+			if clientShows {
+				want = 0 // the client shows sum.Message itself
+			}
+			if len(msgs) != want || (want == 1 && msgs[0].Message != sum.Message) {
+				t.Fatalf("window/showMessage %+v, want %d carrying the summary %q", msgs, want, sum.Message)
+			}
+		})
+	}
+}

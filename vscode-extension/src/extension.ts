@@ -4,9 +4,10 @@
 // settings.ts, generate.ts and inline.ts (tested in Node against the real server); this file
 // only wires it to VS Code.
 import * as vscode from "vscode";
-import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from "vscode-languageclient/node";
+import { CancellationToken, LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from "vscode-languageclient/node";
 import { CMD_GENERATE, GenerateArg, generateInEditor, generateWithProgress, runCancel } from "./generate";
 import { provideInlineCompletions } from "./inline";
+import { applyGenerationEdit, beginGeneration, endGeneration } from "./undo";
 import {
   configurationItems,
   currentSettings,
@@ -39,11 +40,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
           const hydraOnly = params.items.every((i) => i.section === SECTION || i.section?.startsWith(SECTION + "."));
           return hydraOnly ? configurationItems(params.items, currentSettings()) : next(params, token);
         },
+        // A generation's edits: one undo stop per generation (undo.ts).
+        handleApplyEdit: (params, next) => applyGenerationEdit(params, (p) => next(p, CancellationToken.None)),
       },
       // The server's code action runs hydra.generate: give it the progress notification too.
       executeCommand: async (command, args, next) => {
         if (command === CMD_GENERATE && client && args.length > 0) {
-          return generateWithProgress(client, args[0] as GenerateArg);
+          const c = client;
+          const arg = args[0] as GenerateArg;
+          return oneUndoStop(arg.uri, () => generateWithProgress(c, arg));
         }
         return next(command, args);
       },
@@ -63,7 +68,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         void vscode.window.showErrorMessage("Hydra: the language server is not running");
         return;
       }
-      return generateInEditor(client, editor);
+      const c = client;
+      return oneUndoStop(editor.document.uri.toString(), () => generateInEditor(c, editor));
     }),
     vscode.commands.registerCommand("hydra.cancelGeneration", () => {
       const uri = vscode.window.activeTextEditor?.document.uri.toString();
@@ -80,6 +86,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
   await client.start();
+}
+
+/** oneUndoStop runs a generation of uri as one undo step (undo.ts). */
+async function oneUndoStop<T>(uri: string, run: () => Promise<T>): Promise<T> {
+  beginGeneration(uri);
+  try {
+    return await run();
+  } finally {
+    await endGeneration(uri);
+  }
 }
 
 /** deactivate stops the server. */
