@@ -65,6 +65,10 @@ type Client struct {
 	loadWait  time.Duration
 	fim       string
 	progress  func(string)
+
+	infoMu    sync.Mutex
+	info      *ServerInfo // what Server learned
+	ollamaCtx sync.Map    // model name → ollamaEntry
 }
 
 // Option configures a Client.

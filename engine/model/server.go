@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -73,18 +72,6 @@ func (c *Client) root() string {
 	return strings.TrimSuffix(c.base, "/v1")
 }
 
-// probeResult is a cached ServerInfo.
-type probeResult struct {
-	info *ServerInfo
-	at   time.Time
-}
-
-// probeCache keeps what was learned about a URL for a while, so that the language server's
-// per-generation clients do not ask again each time.
-var probeCache sync.Map // base URL → probeResult
-
-const probeTTL = time.Minute
-
 // getJSON fetches url into out. status is the HTTP status (0 when there was no response).
 func (c *Client) getJSON(ctx context.Context, method, url string, in, out any) (status int, body []byte, err error) {
 	var rd io.Reader
@@ -132,14 +119,16 @@ type loadingError struct{ reason string }
 
 func (e *loadingError) Error() string { return e.reason }
 
-// Server learns, once, which server answers at the URL, what it serves and its context length
-// (waiting for a server that is still loading, like Complete). Failures to learn anything
-// besides "not up" are not errors: the result then has KindUnknown and what could be read.
+// Server learns, once per Client, which server answers at the URL, what it serves and its
+// context length (waiting for a server that is still loading, like Complete). Failures to learn
+// anything besides "not up" are not errors: the result then has KindUnknown and what could be
+// read. (A Client lives for one generation in the language server, so a server restarted with
+// another model on the same port is seen afresh.)
 func (c *Client) Server(ctx context.Context) (*ServerInfo, error) {
-	if v, ok := probeCache.Load(c.base); ok {
-		if p := v.(probeResult); time.Since(p.at) < probeTTL {
-			return p.info, nil
-		}
+	c.infoMu.Lock()
+	defer c.infoMu.Unlock()
+	if c.info != nil {
+		return c.info, nil
 	}
 	var info *ServerInfo
 	err := c.waitLoading(ctx, func() error {
@@ -150,7 +139,7 @@ func (c *Client) Server(ctx context.Context) (*ServerInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	probeCache.Store(c.base, probeResult{info: info, at: time.Now()})
+	c.info = info
 	return info, nil
 }
 
@@ -233,13 +222,10 @@ func (c *Client) probe(ctx context.Context) (*ServerInfo, error) {
 	return info, nil
 }
 
-// ollamaCache keeps what ollamaContext learned, per server and model, for probeTTL.
-var ollamaCache sync.Map
-
+// ollamaEntry is what ollamaContext learned about a model (Client.ollamaCtx).
 type ollamaEntry struct {
 	ctxLen int
 	insert bool
-	at     time.Time
 }
 
 // ollamaDefaultCtx is Ollama's default context when neither the model's parameters nor a
@@ -254,13 +240,11 @@ var reNumCtx = regexp.MustCompile(`(?m)^num_ctx\s+(\d+)`)
 // more than the model's own context_length. insert tells whether the model's template takes a
 // suffix (capability "insert").
 func (c *Client) ollamaContext(ctx context.Context, name string) (ctxLen int, insert bool) {
-	key := c.base + "\x00" + name
-	if v, ok := ollamaCache.Load(key); ok {
-		if e := v.(ollamaEntry); time.Since(e.at) < probeTTL {
-			return e.ctxLen, e.insert
-		}
+	if v, ok := c.ollamaCtx.Load(name); ok {
+		e := v.(ollamaEntry)
+		return e.ctxLen, e.insert
 	}
-	defer func() { ollamaCache.Store(key, ollamaEntry{ctxLen: ctxLen, insert: insert, at: time.Now()}) }()
+	defer func() { c.ollamaCtx.Store(name, ollamaEntry{ctxLen: ctxLen, insert: insert}) }()
 	var ps struct {
 		Models []struct {
 			Name          string `json:"name"`

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +19,7 @@ import (
 // standin: scripted, no model). Each test runs once per server.
 
 const codePrompt = "#include <vector>\n// Returns the sum of v.\nint sum(const std::vector<int>& v) {\n"
-const codeBody = "  int s = 0;\n  for (int x : v) s += x;\n  return s;\n}\n"
+const codeBody = "  int s = 0;\n  for (int x : v) s += x < 0 ? -x : x;\n  return s;\n}\n"
 
 func client(t *testing.T, url string, opts ...model.Option) *model.Client {
 	t.Helper()
@@ -77,6 +79,29 @@ func TestStreamsCodeAndExactTokenCounts(t *testing.T) {
 			t.Errorf("finish reason %q, want stop", s.FinishReason())
 		}
 	})
+}
+
+// Ollama's Go server writes "<" as \u003c (encoding/json's HTML escaping); the text decodes
+// the same.
+func TestOllamaEscapesLessThanAsGoDoes(t *testing.T) {
+	srv := standin.Start(t, standin.Ollama, standin.Config{Replies: []standin.Reply{{Text: codeBody}}})
+	body := `{"model":"qwen2.5-coder","prompt":"int f() {\n","raw":true,"stream":true}`
+	resp, err := http.Post(srv.Root+"/api/generate", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(raw), `\u003c`) || strings.Contains(string(raw), `"response":"<`) {
+		t.Fatalf("the stand-in does not escape < as Go does:\n%s", raw)
+	}
+	s, err := client(t, srv.URL).Complete(context.Background(), model.Request{Prompt: "int f() {\n", Params: model.Params{MaxTokens: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, _, err := drain(s); err != nil || text != codeBody {
+		t.Fatalf("text %q (err %v), want %q", text, err, codeBody)
+	}
 }
 
 func TestKilledStreamStillCountsItsPrompt(t *testing.T) {
