@@ -322,3 +322,42 @@ func TestClangdDiesWithHydra(t *testing.T) {
 	// whoever inherited it counts as gone).
 	waitNoProcesses(t, c.marker, 10*time.Second)
 }
+
+// TestWithoutClangd asks for clangd where there is none, and where it will not start: the user
+// is told, and the server is Hydra alone, as without the setting.
+func TestWithoutClangd(t *testing.T) {
+	for _, tc := range []struct{ name, path, want string }{
+		{"missing", "/nonexistent/clangd-19", "clangd is not available"},
+		{"fails to start", "false", "clangd did not start"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := startServer(t, clientOptions{initOptions: map[string]any{"hydra": map[string]any{"clangd": true, "clangdPath": tc.path}}})
+			c.waitFor("the warning", 10*time.Second, func() bool {
+				for _, m := range c.messages {
+					if m.Type == lsp.MessageWarning && strings.Contains(m.Message, tc.want) {
+						return true
+					}
+				}
+				return false
+			})
+			var caps map[string]any
+			if err := json.Unmarshal(c.initResult, &struct {
+				Capabilities *map[string]any `json:"capabilities"`
+			}{&caps}); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := caps["definitionProvider"]; ok {
+				t.Fatalf("capabilities without clangd offer definitions: %v", caps)
+			}
+			var rpcErr *jsonrpc2.Error
+			err := c.call("textDocument/definition", map[string]any{"textDocument": map[string]any{"uri": "file:///x.cpp"},
+				"position": lsp.Position{}}, nil)
+			if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc2.CodeMethodNotFound {
+				t.Fatalf("definition without clangd: %v, want method not found", err)
+			}
+			if code := c.shutdown(); code != 0 {
+				t.Fatalf("exit status %d", code)
+			}
+		})
+	}
+}
