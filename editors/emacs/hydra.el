@@ -160,24 +160,79 @@ failed.")
 (defvar hydra--running 0
   "How many of this package's generations are running (any buffer).")
 
+(defun hydra--edit-buffers (edit)
+  "The (BUFFER . TEXT-EDITS) pairs of WorkspaceEdit EDIT, for visited files."
+  (let (out)
+    (cl-flet ((add (uri edits)
+                (when-let ((buf (find-buffer-visiting
+                                 (hydra--call '(eglot-uri-to-path eglot--uri-to-path) uri))))
+                  (push (cons buf (append edits nil)) out))))
+      (if-let ((dcs (plist-get edit :documentChanges)))
+          (seq-doseq (dc dcs)
+            (when-let ((td (plist-get dc :textDocument)))
+              (add (plist-get td :uri) (plist-get dc :edits))))
+        (cl-loop for (uri edits) on (plist-get edit :changes) by #'cddr
+                 do (add (substring (symbol-name uri) 1) edits))))
+    out))
+
+(defun hydra--followers (buffers)
+  "Where point should go after the edits of BUFFERS (from `hydra--edit-buffers').
+A list of (BUFFER WINDOWS-OR-t START LENGTH): in a buffer with a generation
+running, the one edit there replaces START..END; point (t) or window points
+\(WINDOWS) sitting at END follow the new text's end, START + LENGTH."
+  (let (out)
+    (pcase-dolist (`(,buf . ,edits) buffers)
+      (when (and (= (length edits) 1) (buffer-local-value 'hydra--generating buf))
+        (with-current-buffer buf
+          (let* ((e (car edits))
+                 (region (hydra--call '(eglot-range-region eglot--range-region)
+                                      (plist-get e :range)))
+                 (end (cdr region))
+                 (wins (cl-remove-if-not (lambda (w) (= (window-point w) end))
+                                         (get-buffer-window-list buf nil t))))
+            (when (or wins (= (point) end))
+              (push (list buf (if (= (point) end) (cons t wins) wins)
+                          (car region) (length (plist-get e :newText)))
+                    out))))))
+    out))
+
 (cl-defmethod eglot-handle-request
-  ((server hydra-eglot-server) (_method (eql workspace/applyEdit)) &rest _)
+  ((server hydra-eglot-server) (_method (eql workspace/applyEdit)) &key edit &allow-other-keys)
   "Apply the server's edits without a prompt while a generation of ours runs.
-Then tell the server about them at once: eglot would wait for an idle moment,
-and the server's next edit builds on this one."
+Point (and window points) at the end of the generated text follow it: the user
+types after the generated text, never into it.  Then tell the server about the
+edits at once: eglot would wait for an idle moment, and the server's next edit
+builds on this one."
   ;; eglot 1.16 (Emacs 30) renamed the option to `eglot-confirm-server-edits'
   ;; and kept the old name as an obsolete alias; eglot 1.9 (Emacs 28) has only
   ;; the old one.  Binding both works on either.
-  (let ((quiet (> hydra--running 0)))
+  (let ((quiet (> hydra--running 0))
+        (follow (ignore-errors (hydra--followers (hydra--edit-buffers edit)))))
     (with-suppressed-warnings ((obsolete eglot-confirm-server-initiated-edits))
       (let ((eglot-confirm-server-initiated-edits
              (if quiet nil eglot-confirm-server-initiated-edits))
             (eglot-confirm-server-edits
              (if quiet nil (bound-and-true-p eglot-confirm-server-edits))))
         (prog1 (cl-call-next-method)
+          (pcase-dolist (`(,buf ,who ,start ,len) follow)
+            (when (buffer-live-p buf)
+              (with-current-buffer buf
+                (let ((to (min (point-max) (+ start len))))
+                  (dolist (w who)
+                    (if (eq w t) (goto-char to) (set-window-point w to)))))))
           (dolist (buf (hydra--call '(eglot--managed-buffers) server))
             (when (buffer-live-p buf)
               (with-current-buffer buf (hydra--flush-changes)))))))))
+
+(defvar hydra--recent-summaries nil
+  "The summaries of the generations that ended, newest first.")
+
+(cl-defmethod eglot-handle-notification
+  ((_server hydra-eglot-server) (_method (eql window/showMessage)) &key _type message)
+  "Show the server's message, unless it is a generation's summary.
+The summary is reported once, when the generation ends."
+  (unless (or (> hydra--running 0) (member message hydra--recent-summaries))
+    (cl-call-next-method)))
 
 (cl-defmethod eglot-handle-request
   ((_server hydra-eglot-server) (_method (eql window/workDoneProgress/create)) &rest _)
@@ -219,13 +274,18 @@ In the echo area, the mode line and `hydra-progress-functions'."
         (message "%s" (if (string-prefix-p "hydra" line t) line (concat "Hydra: " line))))
       (run-hook-with-args 'hydra-progress-functions line))))
 
+(defun hydra--contact (&rest _)
+  "The eglot contact of `hydra lsp': `hydra-server-command' when eglot starts.
+So the command may be set before or after this package is loaded."
+  (cons 'hydra-eglot-server hydra-server-command))
+
 ;;;###autoload
 (defun hydra-eglot-register ()
   "Make eglot use `hydra lsp' for C and C++ buffers (the entry goes first)."
   (add-to-list 'eglot-server-programs
-               `(((c-mode :language-id "c") (c++-mode :language-id "cpp")
+               '(((c-mode :language-id "c") (c++-mode :language-id "cpp")
                   (c-ts-mode :language-id "c") (c++-ts-mode :language-id "cpp"))
-                 . (hydra-eglot-server . ,hydra-server-command))))
+                 . hydra--contact)))
 
 (hydra-eglot-register)
 
@@ -268,6 +328,45 @@ In the echo area, the mode line and `hydra-progress-functions'."
 (defvar-local hydra--generating nil
   "Non-nil while a generation of this buffer runs.")
 
+(defvar-local hydra--change-group nil
+  "The change group of the generation running in this buffer: one undo step.")
+
+(defvar-local hydra--user-edited nil
+  "Non-nil when a command changed this buffer while its generation ran.")
+
+(defvar-local hydra--pre-command-tick nil)
+
+(defun hydra--pre-command ()
+  "Remember the buffer's modification tick before a command."
+  (setq hydra--pre-command-tick (buffer-chars-modified-tick)))
+
+(defun hydra--post-command ()
+  "Note when a command of the user changed the buffer during a generation."
+  (when (and hydra--generating hydra--pre-command-tick
+             (/= hydra--pre-command-tick (buffer-chars-modified-tick)))
+    (setq hydra--user-edited t)))
+
+(defun hydra--undo-begin ()
+  "Start the generation's undo step."
+  (setq hydra--user-edited nil
+        hydra--change-group (prepare-change-group))
+  (activate-change-group hydra--change-group)
+  (add-hook 'pre-command-hook #'hydra--pre-command nil t)
+  (add-hook 'post-command-hook #'hydra--post-command nil t))
+
+(defun hydra--undo-end ()
+  "End the generation's undo step.
+The generation's edits (the accepted text, its rollbacks) become one undo step,
+unless the user edited the buffer meanwhile: their own changes stay steps of
+their own, and the generation's edits around them too."
+  (when hydra--change-group
+    (unless hydra--user-edited
+      (undo-amalgamate-change-group hydra--change-group))
+    (accept-change-group hydra--change-group)
+    (setq hydra--change-group nil))
+  (remove-hook 'pre-command-hook #'hydra--pre-command t)
+  (remove-hook 'post-command-hook #'hydra--post-command t))
+
 (defun hydra--finish (buf token result error-message)
   "End the generation of BUF with progress TOKEN: RESULT or ERROR-MESSAGE."
   (setq hydra--running (max 0 (1- hydra--running)))
@@ -275,18 +374,27 @@ In the echo area, the mode line and `hydra-progress-functions'."
   (when (buffer-live-p buf)
     (with-current-buffer buf
       (setq hydra--generating nil)
+      (hydra--undo-end)
       (setq hydra-last-result (or result (list :error error-message)))
       (setq hydra-status
             (cond (error-message "Hydra: failed")
                   ((eq (plist-get result :ok) t) "Hydra: done")
                   (t (format "Hydra: %s" (or (plist-get result :reason) "stopped")))))
       (force-mode-line-update)
-      (cond (error-message (message "Hydra: generation failed: %s" error-message))
-            ((eq (plist-get result :ok) t)
-             (message "Hydra: done: %s attempt(s), %s output tokens"
-                      (plist-get result :attempts) (plist-get result :outputTokens)))
-            (t (message "Hydra: stopped: %s%s" (plist-get result :reason)
-                        (if-let ((m (plist-get result :message))) (format ": %s" m) ""))))
+      ;; One summary: the server's own line (it says when the document, with
+      ;; the user's edits, does not compile), else one made here.
+      (let ((m (plist-get result :message)))
+        (when (stringp m)
+          (push m hydra--recent-summaries)
+          (when (> (length hydra--recent-summaries) 20)
+            (setcdr (nthcdr 19 hydra--recent-summaries) nil))
+          (setq m (if (string-prefix-p "hydra: " m t) (substring m 7) m)))
+        (cond (error-message (message "Hydra: generation failed: %s" error-message))
+              ((and (stringp m) (not (string-empty-p m))) (message "Hydra: %s" m))
+              ((eq (plist-get result :ok) t)
+               (message "Hydra: done: %s attempt(s), %s output tokens"
+                        (plist-get result :attempts) (plist-get result :outputTokens)))
+              (t (message "Hydra: stopped: %s" (plist-get result :reason)))))
       (run-hook-with-args 'hydra-after-generate-functions result error-message))))
 
 ;;;###autoload
@@ -306,6 +414,8 @@ reported in the echo area and `hydra-last-result'."
         (setq arg (plist-put arg :range (list :start (hydra--position beg)
                                              :end (hydra--position end))))
       (setq arg (plist-put arg :position (hydra--position))))
+    (hydra-inline-dismiss t)
+    (hydra--undo-begin)
     (setq hydra--generating t
           hydra-last-result nil
           hydra-progress-log nil
@@ -336,11 +446,42 @@ With prefix argument ALL, cancel every one."
      :success-fn #'ignore
      :error-fn (lambda (err) (message "Hydra: cancel failed: %s" (plist-get err :message))))))
 
+(defun hydra--servers ()
+  "The running `hydra lsp' connections."
+  (let (out)
+    (maphash (lambda (_project servers)
+               (dolist (s servers)
+                 (when (and (cl-typep s 'hydra-eglot-server) (jsonrpc-running-p s))
+                   (push s out))))
+             eglot--servers-by-project)
+    out))
+
 (defun hydra-send-configuration ()
-  "Tell the server the `hydra-' options changed (workspace/didChangeConfiguration)."
+  "Send the `hydra-' options to the running servers.
+As workspace/didChangeConfiguration.  Setting an option does this by itself;
+this command is for doing it again."
   (interactive)
-  (jsonrpc-notify (hydra--server) :workspace/didChangeConfiguration
-                  (list :settings (list :hydra (hydra--settings)))))
+  (dolist (server (hydra--servers))
+    (jsonrpc-notify server :workspace/didChangeConfiguration
+                    (list :settings (list :hydra (hydra--settings))))))
+
+(defvar hydra--configuration-timer nil)
+
+(defun hydra--setting-changed (_symbol _value operation _where)
+  "Variable watcher of the settings: push them once the setting is done.
+OPERATION `set' or `makunbound' of a setting schedules one
+workspace/didChangeConfiguration for all the settings set in a row."
+  (when (and (memq operation '(set makunbound)) (not hydra--configuration-timer))
+    (setq hydra--configuration-timer
+          (run-at-time 0 nil (lambda ()
+                               (setq hydra--configuration-timer nil)
+                               (hydra-send-configuration))))))
+
+;; Settings take effect whenever they are set (setq, customize, setopt): the
+;; server reads them at start, and a running one is told at once.
+(dolist (v '(hydra-model-url hydra-model hydra-api-key-env hydra-policy
+             hydra-max-tokens hydra-max-attempts hydra-clang-flags))
+  (add-variable-watcher v #'hydra--setting-changed))
 
 ;;;; Inline completion as ghost text
 
@@ -350,7 +491,12 @@ Its properties: `hydra-text' (what TAB inserts), `hydra-start' and
 `hydra-end' (the region it replaces).")
 
 (defvar-local hydra--inline-request nil
-  "Identity of the newest inline completion request of this buffer.")
+  "The inline completion request in flight in this buffer: (SERVER ID), or nil.")
+
+(defvar-local hydra-inline-status ""
+  "Mode-line text while an inline completion request runs (\" Hydra⋯\").")
+
+(add-to-list 'mode-line-misc-info '(:eval hydra-inline-status) t)
 
 (defvar hydra-inline-preview-mode-map
   (let ((map (make-sparse-keymap)))
@@ -373,9 +519,22 @@ Its properties: `hydra-text' (what TAB inserts), `hydra-start' and
   (unless (memq this-command '(hydra-inline-accept))
     (hydra-inline-dismiss)))
 
-(defun hydra-inline-dismiss ()
-  "Remove the inline completion ghost text."
-  (interactive)
+(defun hydra--inline-cancel ()
+  "Cancel the inline completion request in flight ($/cancelRequest).
+The server stops its search and the model stream; a late answer is ignored."
+  (when-let ((req hydra--inline-request))
+    (setq hydra--inline-request nil)
+    (ignore-errors
+      (jsonrpc-notify (car req) :$/cancelRequest (list :id (cadr req)))))
+  (unless (string-empty-p hydra-inline-status)
+    (setq hydra-inline-status "")
+    (force-mode-line-update)))
+
+(defun hydra-inline-dismiss (&optional cancel)
+  "Remove the inline completion ghost text.
+Interactively, or with CANCEL non-nil, also cancel a request in flight."
+  (interactive (list t))
+  (when cancel (hydra--inline-cancel))
   (when hydra--ghost
     (delete-overlay hydra--ghost)
     (setq hydra--ghost nil))
@@ -405,7 +564,7 @@ Its properties: `hydra-text' (what TAB inserts), `hydra-start' and
   (let* ((text (hydra--item-text item))
          (range (plist-get item :range))
          (region (if range
-                     (hydra--call '(eglot--range-region) range)
+                     (hydra--call '(eglot-range-region eglot--range-region) range)
                    (cons (point) (point))))
          (start (car region))
          (end (cdr region))
@@ -429,50 +588,87 @@ Its properties: `hydra-text' (what TAB inserts), `hydra-start' and
   "The ghost text shown now, or nil."
   (and hydra--ghost (overlay-get hydra--ghost 'after-string)))
 
+(defun hydra--in-comment-or-string ()
+  "Non-nil when point is inside a comment or a string literal."
+  (nth 8 (syntax-ppss)))
+
 ;;;###autoload
 (defun hydra-inline-complete (&optional automatic)
   "Ask the server for an inline completion at point and show it as ghost text.
 TAB accepts it; any other command dismisses it.  AUTOMATIC non-nil marks a
-request made by `hydra-inline-mode' rather than by the user."
+request made by `hydra-inline-mode' rather than by the user.  Nothing is asked
+inside a comment or a string.  While the server works, the mode line shows
+\" Hydra⋯\"; a newer request, or any command, cancels it."
   (interactive)
-  (let* ((server (hydra--server))
-         (buf (current-buffer))
-         (pos (point))
-         (tick (buffer-chars-modified-tick))
-         (id (list pos tick (float-time))))
-    (hydra--flush-changes)
-    (setq hydra--inline-request id)
-    (jsonrpc-async-request
-     server :textDocument/inlineCompletion
-     (list :textDocument (list :uri (hydra--uri))
-           :position (hydra--position)
-           :context (list :triggerKind (if automatic 2 1)))
-     :success-fn
-     (lambda (result)
-       (when (buffer-live-p buf)
-         (with-current-buffer buf
-           ;; Show it only if nothing moved since the request.
-           (when (and (equal hydra--inline-request id)
-                      (= (point) pos)
-                      (= (buffer-chars-modified-tick) tick))
-             (let* ((items (if (vectorp result) result (plist-get result :items)))
-                    (item (and items (> (length items) 0) (aref items 0))))
-               (if item
-                   (hydra--show-ghost item)
-                 (unless automatic (message "Hydra: no inline completion here"))))))))
-     :error-fn (lambda (err)
-                 (unless automatic
-                   (message "Hydra: inline completion failed: %s" (plist-get err :message))))
-     :timeout hydra-request-timeout)))
+  (if (hydra--in-comment-or-string)
+      (unless automatic (message "Hydra: no inline completion in a comment or a string"))
+    (let* ((server (hydra--server))
+           (buf (current-buffer))
+           (pos (point))
+           (tick (buffer-chars-modified-tick))
+           req)
+      (hydra-inline-dismiss t)
+      (hydra--flush-changes)
+      (setq req
+            (jsonrpc-async-request
+             server :textDocument/inlineCompletion
+             (list :textDocument (list :uri (hydra--uri))
+                   :position (hydra--position)
+                   :context (list :triggerKind (if automatic 2 1)))
+             :success-fn
+             (lambda (result)
+               (when (buffer-live-p buf)
+                 (with-current-buffer buf
+                   (when (equal (cadr hydra--inline-request) (car req))
+                     (setq hydra--inline-request nil
+                           hydra-inline-status "")
+                     (force-mode-line-update)
+                     ;; Show it only if nothing moved since the request.
+                     (when (and (= (point) pos) (= (buffer-chars-modified-tick) tick))
+                       (let* ((items (if (vectorp result) result (plist-get result :items)))
+                              (item (and items (> (length items) 0) (aref items 0))))
+                         (if item
+                             (hydra--show-ghost item)
+                           (unless automatic (message "Hydra: no inline completion here")))))))))
+             :error-fn
+             (lambda (err)
+               (when (buffer-live-p buf)
+                 (with-current-buffer buf
+                   (when (equal (cadr hydra--inline-request) (car req))
+                     (setq hydra--inline-request nil
+                           hydra-inline-status "")
+                     (force-mode-line-update)
+                     (unless automatic
+                       (message "Hydra: inline completion failed: %s"
+                                (plist-get err :message)))))))
+             :timeout-fn #'ignore
+             :timeout hydra-request-timeout))
+      ;; jsonrpc-async-request returns (ID TIMER).
+      (setq req (if (consp req) req (list req)))
+      (setq hydra--inline-request (list server (car req))
+            hydra-inline-status " Hydra⋯")
+      (force-mode-line-update))))
 
 (defvar-local hydra--inline-timer nil)
+(defvar-local hydra--inline-tick nil)
+
+(defun hydra--inline-pre-command-tick ()
+  "Remember the modification tick before a command (`hydra-inline-mode')."
+  (setq hydra--inline-tick (buffer-chars-modified-tick)))
 
 (defun hydra--inline-post-command ()
-  "After typing, ask for an inline completion once Emacs is idle."
+  "After a command, cancel what is stale; after an edit, ask again once idle.
+Any command that changed the buffer counts as typing: a character, RET,
+Backspace, TAB indenting, an electric brace."
   (when hydra--inline-timer
     (cancel-timer hydra--inline-timer)
     (setq hydra--inline-timer nil))
-  (when (and (memq this-command '(self-insert-command newline))
+  (unless (eq this-command 'hydra-inline-complete)
+    (hydra--inline-cancel))
+  (when (and hydra--inline-tick
+             (/= hydra--inline-tick (buffer-chars-modified-tick))
+             (not (memq this-command '(hydra-inline-accept undo undo-only undo-redo)))
+             (not hydra--generating)
              (cl-typep (eglot-current-server) 'hydra-eglot-server))
     (let ((buf (current-buffer)))
       (setq hydra--inline-timer
@@ -482,16 +678,20 @@ request made by `hydra-inline-mode' rather than by the user."
                (when (buffer-live-p buf)
                  (with-current-buffer buf
                    (setq hydra--inline-timer nil)
-                   (hydra-inline-complete t)))))))))
+                   (when (eq buf (window-buffer (selected-window)))
+                     (hydra-inline-complete t))))))))))
 
 ;;;###autoload
 (define-minor-mode hydra-inline-mode
   "Ask `hydra lsp' for inline completions after a pause in typing; TAB accepts."
   :lighter " Hydra"
   (if hydra-inline-mode
-      (add-hook 'post-command-hook #'hydra--inline-post-command nil t)
+      (progn
+        (add-hook 'pre-command-hook #'hydra--inline-pre-command-tick nil t)
+        (add-hook 'post-command-hook #'hydra--inline-post-command nil t))
+    (remove-hook 'pre-command-hook #'hydra--inline-pre-command-tick t)
     (remove-hook 'post-command-hook #'hydra--inline-post-command t)
-    (hydra-inline-dismiss)))
+    (hydra-inline-dismiss t)))
 
 (provide 'hydra)
 ;;; hydra.el ends here
