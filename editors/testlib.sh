@@ -170,3 +170,28 @@ tui_stop() {
     _tui_watch=""
   fi
 }
+
+# tcheck DESCRIPTION JQ-EXPRESSION [JQ-DETAIL]: one check on the state the editor reported in
+# $STATE (true passes); on failure it prints JQ-DETAIL of the state and sets status=1.
+tcheck() {
+  if [ "$(jq -r "$2" "$STATE" 2>/dev/null)" = true ]; then
+    echo "ok - $1"
+  else
+    echo "not ok - $1: $(jq -c "${3:-.}" "$STATE" 2>/dev/null | cut -c1-600)"
+    status=1
+  fi
+}
+
+# scheck DESCRIPTION RC: one check by exit status (0 passes), e.g. of a grep on the screens.
+scheck() {
+  if [ "$2" = 0 ]; then echo "ok - $1"; else
+    echo "not ok - $1"
+    status=1
+  fi
+}
+
+# tui_wait_done: waits (up to 60 s) for the editor to report the generation's end in $STATE.
+tui_wait_done() {
+  tui_wait_json "$STATE" '.done' 60 || { echo "not ok - the generation ends"; status=1; }
+  sleep 0.3
+}

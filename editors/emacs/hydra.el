@@ -328,6 +328,9 @@ So the command may be set before or after this package is loaded."
 (defvar-local hydra--generating nil
   "Non-nil while a generation of this buffer runs.")
 
+(defvar-local hydra--mode-line-process nil
+  "The buffer's `mode-line-process' before its generation started.")
+
 (defvar-local hydra--change-group nil
   "The change group of the generation running in this buffer: one undo step.")
 
@@ -373,7 +376,8 @@ their own, and the generation's edits around them too."
   (remhash token hydra--token-buffers)
   (when (buffer-live-p buf)
     (with-current-buffer buf
-      (setq hydra--generating nil)
+      (setq hydra--generating nil
+            mode-line-process hydra--mode-line-process)
       (hydra--undo-end)
       (setq hydra-last-result (or result (list :error error-message)))
       (setq hydra-status
@@ -416,6 +420,9 @@ reported in the echo area and `hydra-last-result'."
       (setq arg (plist-put arg :position (hydra--position))))
     (hydra-inline-dismiss t)
     (hydra--undo-begin)
+    ;; Beside the major mode's name, where an 80-column mode line still shows it.
+    (setq hydra--mode-line-process mode-line-process
+          mode-line-process ":Hydra⋯")
     (setq hydra--generating t
           hydra-last-result nil
           hydra-progress-log nil
@@ -496,7 +503,6 @@ Its properties: `hydra-text' (what TAB inserts), `hydra-start' and
 (defvar-local hydra-inline-status ""
   "Mode-line text while an inline completion request runs (\" Hydra⋯\").")
 
-(add-to-list 'mode-line-misc-info '(:eval hydra-inline-status) t)
 
 (defvar hydra-inline-preview-mode-map
   (let ((map (make-sparse-keymap)))
@@ -683,8 +689,9 @@ Backspace, TAB indenting, an electric brace."
 
 ;;;###autoload
 (define-minor-mode hydra-inline-mode
-  "Ask `hydra lsp' for inline completions after a pause in typing; TAB accepts."
-  :lighter " Hydra"
+  "Ask `hydra lsp' for inline completions after a pause in typing; TAB accepts.
+The mode line's \" Hydra\" reads \" Hydra⋯\" while the server works."
+  :lighter (:eval (if (string-empty-p hydra-inline-status) " Hydra" hydra-inline-status))
   (if hydra-inline-mode
       (progn
         (add-hook 'pre-command-hook #'hydra--inline-pre-command-tick nil t)

@@ -3,8 +3,8 @@
 ;;; Commentary:
 
 ;; Loaded by hydra-test.el and clangd-test.el (editors/emacs/test/run.sh runs both): the
-;; ok/not ok reporting, the settings from run.sh's environment, waiting for the server, and
-;; the run-and-exit at the end.
+;; ok/not ok reporting, the set-up (the README's snippet, readme-snippet.el), waiting for the
+;; server, and the run-and-exit at the end.
 
 ;;; Code:
 
@@ -20,25 +20,17 @@
     (cl-incf hydra-test-failures)
     (princ (format "not ok - %s%s\n" what (if detail (format ": %s" detail) "")))))
 
-(defun hydra-test-env (name)
-  "The value of environment variable NAME, or an error."
-  (let ((v (getenv name)))
-    (if (or (null v) (string-empty-p v))
-        (error "Environment variable %s is not set (run editors/emacs/test/run.sh)" name)
-      v)))
-
-(let ((here (file-name-directory (or load-file-name buffer-file-name))))
-  (add-to-list 'load-path (expand-file-name ".." here)))
-(setq hydra-server-command (split-string (hydra-test-env "HYDRA_TEST_CMD")))
-(setq hydra-model-url (hydra-test-env "HYDRA_MODEL_URL")
-      hydra-model (or (getenv "HYDRA_MODEL") "stand-in")
-      hydra-max-attempts 8)
 (setq eglot-sync-connect t
       eglot-connect-timeout 30
       make-backup-files nil
       create-lockfiles nil
       auto-save-default nil)
-(require 'hydra)
+;; The set-up is the README's snippet as written (readme-snippet.el), as a user has it.
+(load (expand-file-name "readme-snippet" (file-name-directory (or load-file-name buffer-file-name)))
+      nil t)
+(princ (format "the README's snippet, as evaluated:\n%s" (hydra-test-eval-readme-snippet)))
+;; Settings set after the server started reach it too (a watcher pushes them).
+(setq hydra-max-attempts 8)
 
 (defun hydra-test-wait (pred seconds)
   "Process events until PRED returns non-nil or SECONDS pass; return PRED's value."
@@ -48,10 +40,10 @@
     v))
 
 (defun hydra-test-visit (file)
-  "Visit FILE and make sure hydra lsp manages it."
+  "Visit FILE as the user does: `find-file', then the command loop's end.
+The README's `eglot-ensure' in `c++-mode-hook' connects in `post-command-hook'."
   (find-file file)
-  (unless (eglot-current-server)
-    (apply #'eglot (eglot--guess-contact)))
+  (run-hooks 'post-command-hook)
   (hydra-test-wait (lambda () (eglot-current-server)) 30))
 
 (defun hydra-test-main (run)

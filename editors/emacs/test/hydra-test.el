@@ -13,7 +13,7 @@
 ;; It checks, through eglot and hydra.el: M-x hydra-generate (repair by the real checker; the
 ;; buffer must equal the expected program and compile), the inline completion path (ghost text
 ;; shown, dismissed by typing, accepted with TAB), a settings change reaching the running server
-;; (hydra-send-configuration), and hydra-cancel.  One "ok"/"not ok" line per
+;; (a plain setq), and hydra-cancel.  The set-up is the README's snippet as written.  One "ok"/"not ok" line per
 ;; check; the exit status is 1 when any failed.
 
 ;;; Code:
@@ -117,8 +117,9 @@
           (before (buffer-string)))
       (unwind-protect
           (progn
+            ;; A plain setq, as in the README: the running server hears of it.
             (setq hydra-model-url "http://127.0.0.1:9/v1")
-            (hydra-send-configuration)
+            (hydra-test-wait (lambda () (null hydra--configuration-timer)) 5)
             (hydra-test-goto-last-line)
             (hydra-generate)
             (hydra-test-wait (lambda () (not hydra--generating)) 60)
@@ -130,7 +131,7 @@
             (hydra-test-check (equal (buffer-string) before)
                               "a failed generation leaves the buffer as it was"))
         (setq hydra-model-url good)
-        (hydra-send-configuration)))
+        (hydra-test-wait (lambda () (null hydra--configuration-timer)) 5)))
 
     ;; 4. hydra-cancel on a slowly answered prompt.
     (hydra-test-visit (concat dir "slow.cpp"))

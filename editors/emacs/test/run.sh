@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
-# Runs the Emacs package's batch end-to-end test against the real `hydra lsp` (bin/hydra), with
-# the scripted stand-in model and the real Clang checker: hydra-generate (the buffer must equal
-# editors/testdata/sum.expected.cpp and compile with clang-19), inline completion as ghost text
-# (dismissed by typing, accepted with TAB), hydra-cancel; then clangd-test.el with the real
-# clangd-19 behind `hydra lsp'. Exit status 0 when every check passed.
+# Runs the Emacs package's end-to-end tests against the real `hydra lsp` (bin/hydra), with the
+# scripted stand-in model and the real Clang checker, Emacs set up by the README's snippet:
+#   batch:  hydra-test.el in batch Emacs: hydra-generate (the buffer must equal
+#           editors/testdata/sum.expected.cpp and compile with clang-19), inline completion as
+#           ghost text (dismissed by typing, accepted with TAB), settings set with setq reaching
+#           the running server, hydra-cancel;
+# and Emacs in a real terminal (tmux, 80x24; tui.el), typed into as a person types:
+#   tui-typing:  M-x hydra-generate, then at once typing elsewhere: no key lost, code intact;
+#   tui-follow:  point follows the generated text; one C-/ undoes the generation; one summary;
+#   tui-inline:  hydra-inline-mode: TAB (indent) and Backspace ask again after a pause, a mode-line
+#                mark while the server works, typing dismisses, TAB accepts, nothing in comments;
+#   tui-inline-cancel: typing cancels the running request ($/cancelRequest);
+#   clangd: clangd-test.el, the real clangd-19 behind `hydra lsp'.
+# Run some: editors/emacs/test/run.sh tui-inline. Exit status 0 when every check passed.
 set -uo pipefail
 # shellcheck source=../../testlib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../testlib.sh"
@@ -12,32 +21,161 @@ editor_test_start emacs
 echo "emacs: $("$EMACS" --version | head -n1)"
 
 status=0
-# The package byte-compiles without a warning.
-bc_dir="$(mktemp -d)"
-cp "$EDITORS_DIR/emacs/hydra.el" "$bc_dir/"
-if "$EMACS" --batch -L "$bc_dir" --eval '(setq byte-compile-error-on-warn t)' \
-  -f batch-byte-compile "$bc_dir/hydra.el" >"$WORKDIR/bytecomp.log" 2>&1; then
-  echo "ok - hydra.el byte-compiles without warnings"
-else
-  echo "not ok - hydra.el byte-compiles without warnings:"
-  grep -v '^Loading ' "$WORKDIR/bytecomp.log"
-  status=1
-fi
-rm -rf "$bc_dir"
-# Without -Q: Debian's site-start puts elpa-eglot on the load path (Emacs 29+ has eglot built in).
-env HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" HYDRA_TEST_DIR="$WORKDIR" \
-  HYDRA_TEST_EXPECTED="$HYDRA_TESTDATA/sum.expected.cpp" \
-  timeout 300 "$EMACS" --batch -l "$EDITORS_DIR/emacs/test/hydra-test.el" </dev/null 2>"$WORKDIR/emacs.log" || status=1
-# What the package showed in the echo area (progress, the end of each generation).
-echo "  emacs messages:"
-sed -e '/^$/d' -e '/^Loading /d' -e 's/^/    | /' "$WORKDIR/emacs.log" | tail -n 40
+# --- Emacs in a terminal (tmux, 80x24), set up by the README's snippet (tui.el), typed into ----
+text_of() { jq -R -s . "$1"; } # FILE's text as a JSON string
+tui_case() { # NAME FILE: starts Emacs on FILE in the terminal; eglot connects after the first command
+  local name="$1" file="$2"
+  echo "--- emacs: $name (in tmux, 80x24)"
+  STATE="$WORKDIR/$name.state.json"
+  rm -f "$STATE"
+  tui_start "emacs-$name" env HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" HYDRA_TEST_STATE="$STATE" \
+    TERM=screen "$EMACS" -nw -q -l "$EDITORS_DIR/emacs/test/tui.el" "$WORKDIR/$file"
+  tui_wait_json "$STATE" '.text != null' 30
+  tui_keys C-l # a first command: eglot-ensure connects after it
+  tui_wait_json "$STATE" '.attached' 30 || { echo "not ok - $name: the server did not attach"; status=1; }
+}
+tui_end() { # NAME
+  tui_keys C-g C-x C-c
+  sleep 0.3
+  tui_screen | grep -q 'Modified buffers exist' && tui_type 'yes' && tui_keys Enter
+  tui_screen | grep -q 'Save file' && tui_keys n && sleep 0.2 && tui_type 'yes' && tui_keys Enter
+  tui_stop
+  editor_test_no_orphans "emacs $1" || status=1
+}
+
+case_tui_typing() {
+  # M-x hydra-generate at the end of count.cpp, then at once M-< and a comment line typed at the
+  # top while the answer streams in: every key lands where it was typed, nothing is lost.
+  tui_case tui-typing count.cpp
+  tui_keys 'M->'
+  tui_keys M-x
+  tui_type 'hydra-generate'
+  tui_keys Enter 'M-<'
+  tui_type '// note: counts positives'
+  tui_keys Enter
+  tui_wait_done
+  local expected
+  expected="$( (echo '// note: counts positives'; cat "$HYDRA_TESTDATA/count.expected.cpp") | jq -R -s .)"
+  tcheck "hydra-generate returned at once: the typing went on while it ran" '.generating_seen' '.'
+  tcheck "the generation succeeds" '.ok' '.'
+  tcheck "every typed key is where it was typed and the generated code is intact" ".text == $expected" '.text'
+  tui_end tui-typing
+}
+
+case_tui_follow() {
+  # Point follows the generated text; one C-/ undoes the whole generation.
+  tui_case tui-follow count.cpp
+  local before
+  before="$(jq .text "$STATE")"
+  tui_keys 'M->'
+  tui_keys M-x
+  tui_type 'hydra-generate'
+  tui_keys Enter
+  tui_wait_done
+  tcheck "the generation succeeds" '.ok' '.'
+  tcheck "the buffer is the expected program" ".text == $(text_of "$HYDRA_TESTDATA/count.expected.cpp")" '.text'
+  tcheck "point followed the generated text to its end" '.point == .point_max' '[.point, .point_max]'
+  grep -q '(C++//l:Hydra⋯' "$TUI_SCREENS"
+  scheck "the 80-column mode line showed :Hydra⋯ while it ran" $?
+  tui_wait_screen 'Hydra: accepted' 3
+  scheck "the echo area shows the summary" $?
+  ! grep -q '\[eglot\] hydra: accepted' "$TUI_SCREENS"
+  scheck "the summary is shown once (not again as eglot's showMessage)" $?
+  tui_keys C-/
+  tui_wait_json "$STATE" ".text == $before" 5
+  tcheck "one C-/ undoes the whole generation" ".text == $before" '.text'
+  tui_end tui-follow
+}
+
+case_tui_inline() {
+  # hydra-inline-mode (the README's hook): TAB indents the blank line of the body, the pause asks.
+  tui_case tui-inline sum.cpp
+  tui_keys 'M->' C-p Tab
+  tui_wait_json "$STATE" '.ghost != null' 30
+  tcheck "after TAB (indenting) and a pause, ghost text appears" '.ghost != null' '.'
+  tcheck "the mode line showed the thinking mark while the server worked" '.inline_status_seen' '.'
+  tui_wait_screen '^ +int total = 0;' 2
+  scheck "the ghost text is on the screen" $?
+  tui_type 'x'
+  tui_wait_json "$STATE" '.ghost == null' 5
+  tcheck "typing dismisses the ghost text and inserts the key" '.ghost == null and (.text | endswith("{\n  x\n"))' '.text'
+  tui_keys BSpace
+  tui_wait_json "$STATE" '.ghost != null' 30
+  tcheck "after Backspace and a pause the ghost text is back" '.ghost != null' '.'
+  tui_keys Tab
+  sleep 0.3
+  tcheck "TAB accepts it: the buffer is the expected program" ".text == $(text_of "$HYDRA_TESTDATA/sum.expected.cpp")" '.text'
+  local requests
+  requests="$(jq .inline_requests "$STATE")"
+  tui_keys Enter
+  tui_type '// see sum'
+  sleep 1.5
+  tcheck "no request in a comment" ".inline_requests == $requests" '.inline_requests'
+  tui_end tui-inline
+}
+
+case_tui_inline_cancel() {
+  tui_case tui-inline-cancel slow.cpp
+  tui_keys 'M->' C-p Tab
+  tui_wait_json "$STATE" '.inline_status != ""' 30
+  tcheck "the mode line shows the thinking mark while the server works" '.inline_status != ""' '.'
+  tui_wait_screen '\(C\+\+//l Hydra⋯' 2
+  scheck "the thinking mark is on the 80-column mode line" $?
+  tui_type 'x'
+  tui_wait_json "$STATE" '.cancels > 0 and .inline_status == ""' 5
+  tcheck "typing cancels the running request (\$/cancelRequest) and clears the mark" '.cancels > 0 and .inline_status == ""' '.'
+  tui_end tui-inline-cancel
+}
+
+case_batch() {
+  # The package byte-compiles without a warning.
+  bc_dir="$(mktemp -d)"
+  cp "$EDITORS_DIR/emacs/hydra.el" "$bc_dir/"
+  if "$EMACS" --batch -L "$bc_dir" --eval '(setq byte-compile-error-on-warn t)' \
+    -f batch-byte-compile "$bc_dir/hydra.el" >"$WORKDIR/bytecomp.log" 2>&1; then
+    echo "ok - hydra.el byte-compiles without warnings"
+  else
+    echo "not ok - hydra.el byte-compiles without warnings:"
+    grep -v '^Loading ' "$WORKDIR/bytecomp.log"
+    status=1
+  fi
+  rm -rf "$bc_dir"
+  # Without -Q: Debian's site-start puts elpa-eglot on the load path (Emacs 29+ has eglot built in).
+  env HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" HYDRA_TEST_DIR="$WORKDIR" \
+    HYDRA_TEST_EXPECTED="$HYDRA_TESTDATA/sum.expected.cpp" \
+    timeout 300 "$EMACS" --batch -l "$EDITORS_DIR/emacs/test/hydra-test.el" </dev/null 2>"$WORKDIR/emacs.log" || status=1
+  # What the package showed in the echo area (progress, the end of each generation).
+  echo "  emacs messages:"
+  sed -e '/^$/d' -e '/^Loading /d' -e 's/^/    | /' "$WORKDIR/emacs.log" | tail -n 40
+  editor_test_no_orphans emacs || status=1
+}
+
 # The same package with the real clangd-19 behind `hydra lsp' (one server gives both): M-.,
 # clangd's diagnostics, completion, generation with clean diagnostics after it, clangd killed.
-echo "--- emacs: clangd behind hydra lsp"
-env HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" HYDRA_TEST_DIR="$WORKDIR" \
-  HYDRA_TEST_EXPECTED="$HYDRA_TESTDATA/sum.expected.cpp" \
-  timeout 300 "$EMACS" --batch -l "$EDITORS_DIR/emacs/test/clangd-test.el" </dev/null 2>"$WORKDIR/emacs-clangd.log" || status=1
-echo "  emacs messages:"
-sed -e '/^$/d' -e '/^Loading /d' -e 's/^/    | /' "$WORKDIR/emacs-clangd.log" | tail -n 20
-editor_test_no_orphans emacs || status=1
+case_clangd() {
+  echo "--- emacs: clangd behind hydra lsp"
+  env HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" HYDRA_TEST_DIR="$WORKDIR" \
+    HYDRA_TEST_EXPECTED="$HYDRA_TESTDATA/sum.expected.cpp" \
+    timeout 300 "$EMACS" --batch -l "$EDITORS_DIR/emacs/test/clangd-test.el" </dev/null 2>"$WORKDIR/emacs-clangd.log" || status=1
+  echo "  emacs messages:"
+  sed -e '/^$/d' -e '/^Loading /d' -e 's/^/    | /' "$WORKDIR/emacs-clangd.log" | tail -n 20
+  editor_test_no_orphans "emacs clangd" || status=1
+}
+
+cases=("$@")
+[ ${#cases[@]} -eq 0 ] && cases=(batch clangd tui-typing tui-follow tui-inline tui-inline-cancel)
+for c in "${cases[@]}"; do
+  case "$c" in
+  batch) case_batch ;;
+  clangd) case_clangd ;;
+  tui-typing) case_tui_typing ;;
+  tui-follow) case_tui_follow ;;
+  tui-inline) case_tui_inline ;;
+  tui-inline-cancel) case_tui_inline_cancel ;;
+  *)
+    echo "unknown case $c" >&2
+    exit 2
+    ;;
+  esac
+done
 exit $status

@@ -42,20 +42,6 @@ run_case() {
 }
 
 # --- Neovim in a terminal -------------------------------------------------------------------
-tcheck() { # DESCRIPTION JQ-EXPRESSION: one check on the editor's last reported state
-  if [ "$(jq -r "$2" "$STATE" 2>/dev/null)" = true ]; then
-    echo "ok - $1"
-  else
-    echo "not ok - $1: $(jq -c "${3:-.}" "$STATE" 2>/dev/null | cut -c1-600)"
-    status=1
-  fi
-}
-scheck() { # DESCRIPTION 0|1: one check on the screens
-  if [ "$2" = 0 ]; then echo "ok - $1"; else
-    echo "not ok - $1"
-    status=1
-  fi
-}
 lines_of() { printf '%s\n' "$(cat "$1")" | jq -R . | jq -s -c .; } # FILE's lines (no trailing blank ones), JSON
 # no_prompt: no screen ever showed a hit-enter or more prompt, and nvim never was in that mode.
 no_prompt() {
@@ -95,8 +81,7 @@ case_tui_natural() {
   before="$(jq -c .lines "$STATE")"
   tui_type ':HydraGenerate'
   tui_keys Enter
-  tui_wait_json "$STATE" '.done' 60 || echo "not ok - the generation did not end"
-  sleep 0.3
+  tui_wait_done
   tcheck "the generation succeeds" '.last.ok == true' '.last'
   tcheck "the body goes after the signature line: the buffer is the expected program" \
     ".lines == $expected" '.lines'
@@ -136,8 +121,7 @@ case_tui_typing() {
   tui_type '// note: counts positives'
   tui_keys Escape
   tcheck "the typing started while the generation ran" '.running == true or .done == false' '.'
-  tui_wait_json "$STATE" '.done' 60 || echo "not ok - the generation did not end"
-  sleep 0.3
+  tui_wait_done
   local expected
   expected="$( (echo '// note: counts positives'; cat "$HYDRA_TESTDATA/count.expected.cpp") | jq -R . | jq -s -c .)"
   tcheck "the generation succeeds" '.last.ok == true' '.last'
