@@ -230,9 +230,16 @@ builds on this one."
 (cl-defmethod eglot-handle-notification
   ((_server hydra-eglot-server) (_method (eql window/showMessage)) &key _type message)
   "Show the server's message, unless it is a generation's summary.
-The summary is reported once, when the generation ends."
-  (unless (or (> hydra--running 0) (member message hydra--recent-summaries))
-    (cl-call-next-method)))
+The summary is reported once, when the generation ends.  A message that comes
+while a generation runs may be its summary: it is shown a moment later unless
+the generation ended with it meanwhile."
+  (cond ((member message hydra--recent-summaries))
+        ((> hydra--running 0)
+         (let ((next (lambda () (cl-call-next-method))))
+           (run-at-time 0.5 nil (lambda ()
+                                  (unless (member message hydra--recent-summaries)
+                                    (funcall next))))))
+        (t (cl-call-next-method))))
 
 (cl-defmethod eglot-handle-request
   ((_server hydra-eglot-server) (_method (eql window/workDoneProgress/create)) &rest _)

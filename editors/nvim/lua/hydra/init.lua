@@ -271,27 +271,58 @@ end
 -- window/showMessage repeating one is not shown a second time.
 local recent_summaries = {}
 
--- show_message_handler takes the server's window/showMessage: while a generation of the client
--- runs, its summary is kept for finish() (one final summary, not two); otherwise it is echoed on
--- one line (whole in :messages when it fits, and in :HydraLog).
+-- show_message_handler takes the server's window/showMessage. A generation's summary is reported
+-- once, by finish(): a message that comes while a generation of the client runs may be it, so it
+-- is shown a moment later unless the generation ended with it meanwhile. Others are echoed on one
+-- line (whole in :messages when they fit, and in :HydraLog).
 local function show_message_handler(_, params, ctx)
   if type(params) ~= "table" or type(params.message) ~= "string" then
     return vim.NIL
   end
   local msg = params.message
+  local text = msg:lower():sub(1, 7) == "hydra: " and msg:sub(8) or msg
+  local level = ({ vim.log.levels.ERROR, vim.log.levels.WARN })[params.type]
+  local function show()
+    if not recent_summaries[msg] then
+      notify(text, level)
+    end
+  end
   for _, s in pairs(M.state) do
     if s.running and s.client_id == ctx.client_id then
       s.server_message = msg
+      vim.defer_fn(show, 500)
       return vim.NIL
     end
   end
-  if recent_summaries[msg] then
-    return vim.NIL
-  end
-  local text = msg:lower():sub(1, 7) == "hydra: " and msg:sub(8) or msg
-  local level = ({ vim.log.levels.ERROR, vim.log.levels.WARN })[params.type]
-  notify(text, level)
+  show()
   return vim.NIL
+end
+
+-- first_edit_start is the earliest start, { row, byte col } (0-based), of the edits a
+-- WorkspaceEdit makes in buffer b, or nil.
+local function first_edit_start(edit, b)
+  local edits = {}
+  for uri, list in pairs(edit.changes or {}) do
+    if vim.uri_to_bufnr(uri) == b then
+      vim.list_extend(edits, list)
+    end
+  end
+  for _, dc in ipairs(edit.documentChanges or {}) do
+    if dc.textDocument and vim.uri_to_bufnr(dc.textDocument.uri) == b then
+      vim.list_extend(edits, dc.edits or {})
+    end
+  end
+  local first
+  for _, e in ipairs(edits) do
+    local row = e.range.start.line
+    local line = vim.api.nvim_buf_get_lines(b, row, row + 1, false)[1] or ""
+    local ok, col = pcall(vim.str_byteindex, line, e.range.start.character, true)
+    col = ok and col or #line
+    if not first or row < first[1] or (row == first[1] and col < first[2]) then
+      first = { row, col }
+    end
+  end
+  return first
 end
 
 -- apply_edit_handler applies the server's workspace/applyEdit as Neovim does, and makes one undo
@@ -322,7 +353,29 @@ local function apply_edit_handler(err, params, ctx, config)
       end)
     end
   end
+  -- Cursors before every edit of the generation stay where they are (Neovim's set_text moves a
+  -- cursor on the edited line to the end of the new text).
+  local keep = {}
+  for _, b in ipairs(bufs) do
+    local s = M.state[b]
+    local first = s and s.running and first_edit_start(edit, b)
+    if first then
+      for _, w in ipairs(vim.api.nvim_list_wins()) do
+        if vim.api.nvim_win_get_buf(w) == b then
+          local c = vim.api.nvim_win_get_cursor(w)
+          if c[1] - 1 < first[1] or (c[1] - 1 == first[1] and c[2] < first[2]) then
+            table.insert(keep, { w, c })
+          end
+        end
+      end
+    end
+  end
   local res = vim.lsp.handlers["workspace/applyEdit"](err, params, ctx, config)
+  for _, k in ipairs(keep) do
+    if vim.api.nvim_win_is_valid(k[1]) then
+      pcall(vim.api.nvim_win_set_cursor, k[1], k[2])
+    end
+  end
   for _, b in ipairs(bufs) do
     local s = M.state[b]
     if s and s.running and vim.api.nvim_buf_is_loaded(b) then
@@ -454,9 +507,6 @@ local function finish(bufnr, err, result, on_done)
     line = summary(result)
     if type(result.message) == "string" then
       recent_summaries[result.message] = true
-    end
-    if s.server_message then
-      recent_summaries[s.server_message] = true
     end
     if not result.ok then
       level = vim.log.levels.WARN
