@@ -11,6 +11,9 @@ REPO_ROOT="$(cd "$EDITORS_DIR/.." && pwd)"
 HYDRA_BIN="${HYDRA_BIN:-$REPO_ROOT/bin/hydra}"
 HYDRA_TESTDATA="$EDITORS_DIR/testdata"
 export HYDRA_CLANG="${HYDRA_CLANG:-clang-19}"
+# The stand-in is up before any editor starts, so the server need not wait for a model that is
+# still loading (default 1m): the tests that point it at a dead URL then fail in seconds.
+export HYDRA_MODEL_WAIT="${HYDRA_MODEL_WAIT:-2s}"
 # The server finds the checker next to its binary or under the repository it runs in; the
 # editors run it from their work directory, so name the repository's shim when there is one.
 if [ -z "${HYDRA_CLANG_SHIM:-}" ] && [ -x "$REPO_ROOT/bin/hydra-clang-shim" ]; then
