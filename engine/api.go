@@ -135,6 +135,8 @@ type Stats struct {
 type Trace struct {
 	Nodes    []TraceNode    `json:"nodes"`
 	Rollouts []TraceRollout `json:"rollouts"`
+	// Notes are Result.Notes, for a trace read on its own.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // TraceNode is one node of the search tree as recorded.

@@ -731,6 +731,7 @@ func (s *search) result() *Result {
 			st.PromptTokensEstimated, st.PromptTokens))
 	}
 	res.Notes = s.notes
+	tr.Notes = s.notes
 	res.Baseline = s.baselineResult()
 	if st.RollbackLines == nil {
 		st.RollbackLines = []int{}

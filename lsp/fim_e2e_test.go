@@ -10,11 +10,12 @@ import (
 
 // The code after the cursor reaches the model in its fill-in-the-middle format (here
 // Qwen2.5-Coder's, chosen from the model's name), behind a stand-in of vLLM
-// (engine/model/standin, no model), and the fim setting turns it off.
+// (engine/model/standin, no model), and the fim setting turns it off. The summary carries the
+// search's notes.
 func TestCodeAfterTheCursorReachesTheModel(t *testing.T) {
 	for _, fim := range []string{"", "off"} {
 		t.Run("fim="+fim, func(t *testing.T) {
-			srv := standin.Start(t, standin.VLLM, standin.Config{Replies: []standin.Reply{{Text: accGood}}})
+			srv := standin.Start(t, standin.VLLM, standin.Config{ContextLen: 2048, Replies: []standin.Reply{{Text: accGood}}})
 			settings := map[string]any{"modelUrl": srv.URL}
 			if fim != "" {
 				settings["fim"] = fim
@@ -28,6 +29,11 @@ func TestCodeAfterTheCursorReachesTheModel(t *testing.T) {
 			}
 			if !sum.OK || c.text(uri) != accPrefix+accGood+accSuffix {
 				t.Fatalf("summary %+v, document:\n%s", sum, c.text(uri))
+			}
+			// The 2048-token context is less than the 4096 tokens a rollout asks for: the
+			// request was fitted, and the summary says so.
+			if len(sum.Notes) == 0 || !strings.Contains(sum.Message, "max_tokens was lowered to fit the model's context of 2048 tokens") {
+				t.Errorf("summary %q (notes %q): want the fitting said", sum.Message, sum.Notes)
 			}
 			reqs := srv.Requests()
 			if len(reqs) == 0 {

@@ -74,6 +74,10 @@ type Summary struct {
 	// checking timeline); ShowTrace is the command that opens it (hydra.showTrace).
 	Trace     string   `json:"trace,omitempty"`
 	ShowTrace *Command `json:"showTrace,omitempty"`
+	// Notes are the search's notes (engine.Result.Notes): the prompt cut to fit the model's
+	// context, an attempt stopped at the model's length limit, missing logprobs, estimated
+	// token counts. The message ends with them.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // target is where a generation writes: a document and a place in it.
@@ -629,6 +633,7 @@ func (s *Server) finish(g *generation, prog *progress, res *engine.Result, err e
 		sum.TimeToFirstCheckMs = res.Stats.TimeToFirstCheck.Milliseconds()
 		sum.Reason = res.Reason
 		sum.OK = res.OK
+		sum.Notes = res.Notes
 	}
 	switch {
 	case stopReason != "":
@@ -821,6 +826,10 @@ func summaryMessage(sum *Summary, err error, modelURL string, firstDiag *checker
 	fmt.Fprintf(&b, ", %.1f s; first checked line after %d ms", float64(sum.WallMs)/1000, sum.TimeToFirstCheckMs)
 	if sum.Warm {
 		b.WriteString(" (warm preamble)")
+	}
+	for _, n := range sum.Notes {
+		b.WriteString("; ")
+		b.WriteString(n)
 	}
 	return b.String()
 }
