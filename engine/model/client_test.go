@@ -491,6 +491,7 @@ func TestClientNamesAWrongURL(t *testing.T) {
 		{"an HTML page", html.URL, "did you mean " + html.URL + "/v1 ?"},
 		{"the completions endpoint instead of the base", chat.URL + "/v1/completions", "did you mean " + chat.URL + "/v1 ?"},
 		{"a chat-only server", chat.URL + "/v1", "no text completions endpoint"},
+		{"llama.cpp's native endpoint", chat.URL + "/completion", "did you mean " + chat.URL + "/v1 ?"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := newClient(t, tc.url).Complete(context.Background(), model.Request{Model: "chat-model", Prompt: "int main() {\n"})

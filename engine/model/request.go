@@ -61,9 +61,13 @@ func (e *wrongURLError) Unwrap() error { return ErrWrongURL }
 // when the URL names an endpoint, …/v1/completions, instead of the base).
 func (c *Client) urlHint() string {
 	base := strings.TrimRight(c.shown, "/")
-	for _, ep := range []string{"/chat/completions", "/completions"} {
+	for _, ep := range []string{"/chat/completions", "/completions", "/completion"} {
 		if strings.HasSuffix(base, ep) {
-			return fmt.Sprintf("did you mean %s ? (the API base, without the endpoint)", strings.TrimSuffix(base, ep))
+			b := strings.TrimSuffix(base, ep)
+			if !strings.HasSuffix(b, "/v1") {
+				b += "/v1"
+			}
+			return fmt.Sprintf("did you mean %s ? (the API base, without the endpoint)", b)
 		}
 	}
 	if strings.HasSuffix(base, "/v1") {
