@@ -142,9 +142,7 @@ func (w *warmCache) use(uri string, opts checkers.SessionOptions, preamble strin
 	}
 	old, had := w.byDoc[uri]
 	if old != key {
-		if e := w.entries[old]; e != nil {
-			delete(e.users, uri)
-		}
+		w.leaveLocked(old, uri)
 	}
 	if key == "" {
 		delete(w.byDoc, uri)
@@ -293,6 +291,19 @@ func (w *warmCache) evictLocked() {
 	}
 }
 
+// leaveLocked records that document uri no longer has the entry key. An entry whose build failed
+// goes with its last document (a built one stays, for others, until the budget drops it).
+func (w *warmCache) leaveLocked(key, uri string) {
+	e := w.entries[key]
+	if e == nil {
+		return
+	}
+	delete(e.users, uri)
+	if len(e.users) == 0 && e.cp == nil && !e.building {
+		delete(w.entries, key)
+	}
+}
+
 // unstarveLocked forgets that key was dropped for the budget once no document has it.
 func (w *warmCache) unstarveLocked(key string) {
 	if !w.starved[key] {
@@ -328,9 +339,7 @@ func (w *warmCache) forget(uri string) {
 		delete(w.timers, uri)
 	}
 	key := w.byDoc[uri]
-	if e := w.entries[key]; e != nil {
-		delete(e.users, uri)
-	}
+	w.leaveLocked(key, uri)
 	delete(w.byDoc, uri)
 	w.unstarveLocked(key)
 }
