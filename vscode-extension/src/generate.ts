@@ -26,6 +26,9 @@ export interface GenerateResult {
   reason: string;
   /** message explains a failure (e.g. the model server could not be reached), when given. */
   message?: string;
+  /** trace is the SVG picture of the search; showTrace the server command that opens it. */
+  trace?: string;
+  showTrace?: { title: string; command: string; arguments?: unknown[] };
 }
 
 type Pos = { line: number; character: number };
@@ -138,11 +141,18 @@ export async function generateWithProgress(conn: Connection, arg: GenerateArg): 
           token,
         ),
     );
-    if (result.ok) {
-      void vscode.window.showInformationMessage(summary(result));
-    } else {
-      void vscode.window.showWarningMessage(summary(result));
-    }
+    // The summary offers the picture of the search: the server's hydra.showTrace asks VS Code to
+    // show it (window/showDocument).
+    const show = result.showTrace;
+    const items = show ? [show.title] : [];
+    const shown = result.ok
+      ? vscode.window.showInformationMessage(summary(result), ...items)
+      : vscode.window.showWarningMessage(summary(result), ...items);
+    void Promise.resolve(shown).then((choice) => {
+      if (show && choice === show.title) {
+        void conn.sendRequest("workspace/executeCommand", { command: show.command, arguments: show.arguments ?? [] });
+      }
+    });
     return result;
   } catch (e) {
     void vscode.window.showErrorMessage(`Hydra: generation failed: ${e instanceof Error ? e.message : String(e)}`);

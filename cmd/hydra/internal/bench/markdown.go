@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -14,6 +15,10 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "Model: %s\n\n", oneLine(describeModel(r.Simulator)))
 	fmt.Fprintf(b, "Simulator parameters: %s\n\n", simParams(r.Simulator))
+	if fp, ok := r.Simulator["fault_plans"]; ok {
+		data, _ := json.Marshal(fp)
+		fmt.Fprintf(b, "Fault plans made (what the simulator produced): `%s`\n\n", data)
+	}
 	fmt.Fprintf(b, "Tasks: %d (%d hit a static error); seed %d; concurrency %d; at most %d attempts.\n",
 		r.Config.Tasks, len(r.ErroringTasks), r.Config.Seed, r.Config.Parallel, r.Config.MaxAttempts)
 	table := func(title string, pick func(PolicyReport) Metrics) {

@@ -218,3 +218,31 @@ func TestCheckerLagIsTheTimeFromStreamToAcceptance(t *testing.T) {
 		t.Error("no trace, yet a lag")
 	}
 }
+
+func TestTaskFileOfTheUsersOwn(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "tasks.jsonl")
+	os.WriteFile(good, []byte(`{"id": "mine/1", "lang": "c++", "prompt": "int f() {\n", "solution": "  return 1;\n}\n"}
+
+{"id": "mine/2", "lang": "c", "prompt": "int g(void) {\n", "solution": "  return 2;\n}\n", "test": "int main(void) { return g() != 2; }\n"}
+`), 0o644)
+	ts, err := LoadTasks(TaskOptions{File: good})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 2 || ts[0].ID != "mine/1" || ts[1].Test == "" || ts[0].Source != "file" {
+		t.Errorf("tasks = %+v", ts)
+	}
+	for _, bad := range []struct{ text, want string }{
+		{`{"id": "x", "lang": "c++"}`, "needs an id and a prompt"},
+		{`{"id": "x", "lang": "rust", "prompt": "fn"}`, `lang "rust" is not c or c++`},
+		{`{"id": "x", "lang": "c", "prompt": "a"}` + "\n" + `{"id": "x", "lang": "c", "prompt": "b"}`, "appears twice"},
+		{`not json`, "tasks.jsonl:1"},
+		{``, "no tasks"},
+	} {
+		os.WriteFile(good, []byte(bad.text), 0o644)
+		if _, err := LoadTasks(TaskOptions{File: good}); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: %v, want an error with %q", bad.text, err, bad.want)
+		}
+	}
+}
