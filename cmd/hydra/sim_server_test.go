@@ -115,6 +115,8 @@ func TestSimServerRejectsBadScript(t *testing.T) {
 		{"--script", bad},
 		{"--addr", "not-an-address", "--script", bad},
 		{"extra-arg"},
+		{"--tasks", "1", "--sim", "logprob-auc=2"},
+		{"--tasks", "1", "--sim", "speed=1"},
 	} {
 		cmd := exec.Command(bin, append([]string{"sim-server"}, args...)...)
 		out, err := cmd.CombinedOutput()
