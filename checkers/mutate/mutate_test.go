@@ -1,13 +1,14 @@
 package mutate
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hydra-lsp/hydra/checkers/wholefile"
 )
 
 const cProg = `#include <stdio.h>
@@ -84,15 +85,13 @@ func TestEachOperatorChangesTheRootCause(t *testing.T) {
 				if clang == "" {
 					continue
 				}
-				p := filepath.Join(t.TempDir(), "prog.c")
-				if err := os.WriteFile(p, []byte(m.Text), 0o644); err != nil {
+				v, err := wholefile.Check(context.Background(), m.Text, wholefile.Options{Clang: clang, Name: "prog.c", Flags: []string{"-std=gnu11"}})
+				if err != nil {
 					t.Fatal(err)
 				}
-				out, err := exec.Command(clang, "-fsyntax-only", "-std=gnu11", p).CombinedOutput()
-				if err == nil && tt.op != DeleteInclude {
+				if v.OK && tt.op != DeleteInclude {
 					t.Fatalf("mutant compiles (%s):\n%s", m.Desc, m.Text)
 				}
-				_ = out
 			}
 		})
 	}
@@ -103,12 +102,9 @@ func TestOriginalCompiles(t *testing.T) {
 	if err != nil {
 		t.Fatal("clang-19 not installed (make deps)")
 	}
-	p := filepath.Join(t.TempDir(), "prog.c")
-	if err := os.WriteFile(p, []byte(cProg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(clang, "-fsyntax-only", "-std=gnu11", p).CombinedOutput(); err != nil {
-		t.Fatalf("test program does not compile: %v\n%s", err, out)
+	v, err := wholefile.Check(context.Background(), cProg, wholefile.Options{Clang: clang, Name: "prog.c", Flags: []string{"-std=gnu11"}})
+	if err != nil || !v.OK {
+		t.Fatalf("test program does not compile: %v\n%s", err, v.Output)
 	}
 }
 
