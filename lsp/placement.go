@@ -9,8 +9,9 @@ import (
 // This file is the one rule for where hydra.generate puts generated code, the same for every
 // client (docs/lsp.md, "Where the code goes"). Generation never splits a line: from any cursor
 // position on a line that opens a body (a signature or `for (…) {`, a lone `{`), on a comment,
-// at the end of or inside a statement, the code goes after that line; on a blank line it goes on
-// that line; before the first character of any other line, it goes before that line. Only
+// on a closing `}`, at the end of or inside a statement, the code goes after that line; on a blank
+// line it goes on that line; before the first character of any other line, it goes before that
+// line. Only
 // inline completion continues mid-line (placeAtCursor).
 
 // placement is where a generation writes and how the region looks around it.
@@ -53,7 +54,8 @@ func placeGenerate(text string, off int, rangeEnd bool, opts chunk.Options) plac
 	switch {
 	case blank:
 		p.off = lineStart // a blank line: write on it
-	case strings.TrimSpace(text[lineStart:off]) == "" && !opensBody(line) && !isComment(line):
+	case strings.TrimSpace(text[lineStart:off]) == "" && !opensBody(line) && !isComment(line) &&
+		!strings.HasPrefix(strings.TrimSpace(line), "}"):
 		p.off = lineStart // the start of a statement or declaration: write before it
 	case lineEnd < len(text):
 		p.off = lineEnd + 1 // after the cursor's line, however far into it the cursor is
