@@ -115,3 +115,26 @@ func TestLogprobsReachThePolicy(t *testing.T) {
 		}
 	})
 }
+
+func TestSearchRecoversFromACutStreamAndAnErrorMidStream(t *testing.T) {
+	each(t, func(t *testing.T, k standin.Kind) {
+		srv := standin.Start(t, k, standin.Config{Replies: []standin.Reply{
+			{Times: 1, Text: addGood, CutAfter: 6},
+			{Times: 1, Text: addGood, ErrorAfter: 6},
+			{Text: addGood},
+		}})
+		res, _ := search(t, srv)
+		if !res.OK || res.Text != addGood {
+			t.Fatalf("result %+v", res)
+		}
+		var outcomes []string
+		for _, r := range res.Trace.Rollouts {
+			outcomes = append(outcomes, r.Outcome)
+		}
+		// Ollama's /api/generate error line, like the others' error events, fails the
+		// attempt; a cut connection is a cut stream.
+		if len(outcomes) != 3 || outcomes[0] != "stream_cut" || outcomes[1] == "accepted" || outcomes[2] != "accepted" {
+			t.Errorf("rollout outcomes %v, want a cut stream, a failed one, then the accepted one", outcomes)
+		}
+	})
+}
