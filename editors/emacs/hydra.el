@@ -85,6 +85,10 @@ nil means the server's default."
   "Most attempts (rollouts) one generation may make; nil = the server's default."
   :type '(choice (const :tag "Server default" nil) integer))
 
+(defcustom hydra-inline-max-attempts nil
+  "Most attempts one inline completion may make; nil = the server's default."
+  :type '(choice (const :tag "Server default" nil) integer))
+
 (defcustom hydra-clang-flags nil
   "Extra flags for the Clang checker, for example (\"-std=c++17\")."
   :type '(repeat string))
@@ -132,6 +136,9 @@ failed.")
       (put :policy hydra-policy)
       (put :maxTokens hydra-max-tokens)
       (put :maxAttempts hydra-max-attempts)
+      (put :inlineMaxAttempts hydra-inline-max-attempts)
+      ;; This package reports a generation's end itself: no window/showMessage for it.
+      (put :clientShowsSummary t)
       (when hydra-clang-flags (put :clangFlags (vconcat hydra-clang-flags)))
       (put :clangd (if hydra-clangd t :json-false))
       (put :clangdPath hydra-clangd-path))
@@ -494,7 +501,8 @@ workspace/didChangeConfiguration for all the settings set in a row."
 ;; Settings take effect whenever they are set (setq, customize, setopt): the
 ;; server reads them at start, and a running one is told at once.
 (dolist (v '(hydra-model-url hydra-model hydra-api-key-env hydra-policy
-             hydra-max-tokens hydra-max-attempts hydra-clang-flags))
+             hydra-max-tokens hydra-max-attempts hydra-inline-max-attempts
+             hydra-clang-flags))
   (add-variable-watcher v #'hydra--setting-changed))
 
 ;;;; Inline completion as ghost text

@@ -391,6 +391,13 @@ M.handlers = {
   ["workspace/applyEdit"] = apply_edit_handler,
 }
 
+-- settings_section is the "hydra" configuration section sent to the server: the user's settings,
+-- and clientShowsSummary (this plugin reports a generation's end itself, so the server sends no
+-- window/showMessage for it).
+local function settings_section()
+  return { hydra = vim.tbl_extend("keep", vim.deepcopy(M.config.settings or {}), { clientShowsSummary = true }) }
+end
+
 -- on_attach sets up ghost text in the buffer, then calls the user's on_attach.
 local function on_attach(client, b)
   require("hydra.inline").attach(b)
@@ -400,7 +407,7 @@ local function on_attach(client, b)
 end
 
 local function client_config(bufnr)
-  local settings = { hydra = vim.deepcopy(M.config.settings) }
+  local settings = settings_section()
   return {
     name = "hydra",
     cmd = M.config.cmd,
@@ -466,7 +473,7 @@ local function setup_lspconfig()
       docs = { description = "Hydra LSP: generate C/C++ with a language model and a live Clang checker." },
     }
   end
-  local settings = { hydra = vim.deepcopy(M.config.settings) }
+  local settings = settings_section()
   lspconfig.hydra.setup({
     init_options = settings,
     settings = settings,
@@ -666,7 +673,7 @@ function M.update_settings(settings)
   local all = vim.lsp.get_clients and vim.lsp.get_clients({ name = "hydra" }) or vim.lsp.get_active_clients()
   for _, client in ipairs(all) do
     if client.name == "hydra" then
-      local section = { hydra = vim.deepcopy(M.config.settings) }
+      local section = settings_section()
       -- Neovim 0.10+ answers workspace/configuration from client.settings; 0.7–0.9 from
       -- client.config.settings. Set both, so the server's pulls see the new values too.
       client.config.settings = section
