@@ -118,13 +118,26 @@ tui_start() {
   : >"$TUI_SCREENS"
   _tui new-session -d -s hydra -x 80 -y 24 "$(printf '%q ' "$@")" || return 1
   _tui set-option -t hydra remain-on-exit on >/dev/null
+  # HYDRA_TUI_RECORD=DIR: the screens are also kept with their colours and the cursor
+  # (capture-pane -e), as DIR/NAME.screens, for editors/docs/screens-to-svg.mjs.
+  local rec=""
+  [ -n "${HYDRA_TUI_RECORD:-}" ] && mkdir -p "$HYDRA_TUI_RECORD" && rec="$HYDRA_TUI_RECORD/$name.screens" && : >"$rec"
   (
     prev=""
+    prev_rec=""
     while _tui has-session -t hydra 2>/dev/null; do
       cur="$(_tui capture-pane -p -t hydra 2>/dev/null)"
       if [ "$cur" != "$prev" ]; then
         printf '%s\n----- %s\n' "$cur" "$(date +%s.%N)" >>"$TUI_SCREENS"
         prev="$cur"
+      fi
+      if [ -n "$rec" ]; then
+        cur="$(_tui capture-pane -p -e -t hydra 2>/dev/null)
+----- $(_tui display-message -p -t hydra '#{cursor_x} #{cursor_y}' 2>/dev/null)"
+        if [ "$cur" != "$prev_rec" ]; then
+          printf '%s %s\n' "$cur" "$(date +%s.%N)" >>"$rec"
+          prev_rec="$cur"
+        fi
       fi
       sleep 0.03
     done
