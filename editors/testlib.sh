@@ -147,8 +147,16 @@ tui_start() {
 
 # tui_keys KEY...: tmux key names (Escape, Enter, Tab, BSpace, C-r, …) or plain letters.
 tui_keys() { _tui send-keys -t hydra "$@"; }
-# tui_type TEXT: types TEXT literally.
-tui_type() { _tui send-keys -t hydra -l "$1"; }
+# tui_type TEXT: types TEXT literally. (tmux takes an argument ending in ";" as the end of its
+# command, so a final ";" goes alone, escaped.)
+tui_type() {
+  if [[ "$1" == *";" ]]; then
+    [ "$1" != ";" ] && _tui send-keys -t hydra -l "${1%;}"
+    _tui send-keys -t hydra -l '\;'
+  else
+    _tui send-keys -t hydra -l "$1"
+  fi
+}
 # tui_screen: the screen now.
 tui_screen() { _tui capture-pane -p -t hydra; }
 

@@ -6,7 +6,9 @@
 #           ghost text (dismissed by typing, accepted with TAB), settings set with setq reaching
 #           the running server, hydra-cancel;
 # and Emacs in a real terminal (tmux, 80x24; tui.el), typed into as a person types:
-#   tui-typing:  M-x hydra-generate, then at once typing elsewhere: no key lost, code intact;
+#   tui-typing:  M-x hydra-generate, then at once typing elsewhere: no key lost, code intact,
+#                the summary says the file was checked again; tui-typing-broken: the typing
+#                does not compile, and the summary says so;
 #   tui-follow:  point follows the generated text; one C-/ undoes the generation; one summary;
 #   tui-inline:  hydra-inline-mode: TAB (indent) and Backspace ask again after a pause, a mode-line
 #                mark while the server works, typing dismisses, TAB accepts, nothing in comments;
@@ -58,7 +60,24 @@ case_tui_typing() {
   tcheck "hydra-generate returned at once: the typing went on while it ran" '.generating_seen' '.'
   tcheck "the generation succeeds" '.ok' '.'
   tcheck "every typed key is where it was typed and the generated code is intact" ".text == $expected" '.text'
+  tcheck "the summary says the whole file was checked again with the typing: it compiles" \
+    '.message | test("checked again with your edits: it compiles")' '.message'
   tui_end tui-typing
+}
+
+case_tui_typing_broken() {
+  # The same, but what the user types does not compile: the summary says so.
+  tui_case tui-typing-broken count.cpp
+  tui_keys 'M->'
+  tui_keys M-x
+  tui_type 'hydra-generate'
+  tui_keys Enter 'M-<' C-o
+  tui_type 'int oops = ;'
+  tui_wait_done
+  tcheck "the typed text is there" '.text | startswith("int oops = ;\n#include")' '.text'
+  tcheck "the summary says the file, with the user's edits, does not compile" \
+    '.message | test("does not compile")' '.message'
+  tui_end tui-typing-broken
 }
 
 case_tui_follow() {
@@ -162,12 +181,13 @@ case_clangd() {
 }
 
 cases=("$@")
-[ ${#cases[@]} -eq 0 ] && cases=(batch clangd tui-typing tui-follow tui-inline tui-inline-cancel)
+[ ${#cases[@]} -eq 0 ] && cases=(batch clangd tui-typing tui-typing-broken tui-follow tui-inline tui-inline-cancel)
 for c in "${cases[@]}"; do
   case "$c" in
   batch) case_batch ;;
   clangd) case_clangd ;;
   tui-typing) case_tui_typing ;;
+  tui-typing-broken) case_tui_typing_broken ;;
   tui-follow) case_tui_follow ;;
   tui-inline) case_tui_inline ;;
   tui-inline-cancel) case_tui_inline_cancel ;;

@@ -126,6 +126,8 @@ case_tui_typing() {
   expected="$( (echo '// note: counts positives'; cat "$HYDRA_TESTDATA/count.expected.cpp") | jq -R . | jq -s -c .)"
   tcheck "the generation succeeds" '.last.ok == true' '.last'
   tcheck "every typed key is where it was typed and the generated code is intact" ".lines == $expected" '.lines'
+  tcheck "the summary says the whole file was checked again with the typing: it compiles" \
+    '.summary | test("checked again with your edits: it compiles")' '.summary'
   no_prompt
   tui_end tui-typing
 }
