@@ -466,3 +466,22 @@ func TestOllamaInstructModelContinuesCode(t *testing.T) {
 		t.Errorf("request to %s raw=%v, want /api/generate raw", q.Path, q.Raw)
 	}
 }
+
+// An Ollama model whose FIM format Hydra does not know by name, but whose template takes a
+// suffix (capability "insert"), gets the suffix through Ollama's template: "suffix" without
+// raw.
+func TestOllamaSuffixThroughTheModelsTemplate(t *testing.T) {
+	srv := standin.Start(t, standin.Ollama, standin.Config{Model: "mycoder:latest", Replies: []standin.Reply{{Text: codeBody}}})
+	suffix := "\nint main() { return 0; }\n"
+	s, err := client(t, srv.URL).Complete(context.Background(), model.Request{Model: "mycoder", Prompt: codePrompt, Suffix: suffix, Params: model.Params{MaxTokens: 50}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, _, err := drain(s); err != nil || text != codeBody {
+		t.Fatalf("text %q, err %v", text, err)
+	}
+	q := lastCompletion(t, srv)
+	if q.Raw || q.Suffix != suffix || !strings.HasPrefix(q.Prompt, "<|fim_prefix|>") {
+		t.Errorf("request raw=%v suffix=%q prompt %q: want the suffix through the template", q.Raw, q.Suffix, q.Prompt)
+	}
+}
