@@ -219,6 +219,9 @@ func TestPaddedAddsABlankLineAfterANewDefinition(t *testing.T) {
 	if got := (placement{}).padded("int f() {\n}\n"); got != "int f() {\n}\n" {
 		t.Errorf("padded without pad: %q", got)
 	}
+	if got := (placement{closeFollows: true}).padded("  return 1;\n\n  \n"); got != "  return 1;\n" {
+		t.Errorf("blank lines kept before a closing brace: %q", got)
+	}
 }
 
 func TestPromptForKeepsATailWithinBudget(t *testing.T) {

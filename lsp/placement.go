@@ -29,6 +29,9 @@ type placement struct {
 	// pad asks for a blank line after the accepted text when it ends a top-level definition
 	// and code follows directly (a blank line between a new function and the next one).
 	pad bool
+	// closeFollows: a closing `}` follows the region; blank lines the model left at the end
+	// of its text are dropped.
+	closeFollows bool
 }
 
 // lineBounds returns the start of off's line and the end of its text (before the '\n').
@@ -76,7 +79,8 @@ func placeGenerate(text string, off int, rangeEnd bool, opts chunk.Options) plac
 		}
 		end = le + 1
 	}
-	if end > p.off && end < len(text) && strings.HasPrefix(strings.TrimSpace(text[end:]), "}") {
+	p.closeFollows = strings.HasPrefix(strings.TrimSpace(text[end:]), "}")
+	if end > p.off && end < len(text) && p.closeFollows {
 		p.orig = text[p.off:end]
 	}
 	depth := chunk.BraceDepth(text[:p.off], opts)
@@ -128,9 +132,21 @@ func endOfCodeLine(text string, off int) bool {
 	return strings.TrimSpace(text[off:lineEnd]) == "" && strings.TrimSpace(text[lineStart:off]) != ""
 }
 
-// padded is the final text of a generation: the accepted text, with a blank line after it
-// when the placement asks for one and the text ends a top-level definition.
+// padded is the final text of a generation: the accepted text without blank lines at its end
+// when a `}` follows, with a blank line after it when the placement asks for one and the text
+// ends a top-level definition.
 func (p placement) padded(accepted string) string {
+	if p.closeFollows {
+		// No blank line before the existing `}`.
+		for strings.HasSuffix(accepted, "\n") {
+			body := accepted[:len(accepted)-1]
+			last := body[strings.LastIndexByte(body, '\n')+1:]
+			if strings.TrimSpace(last) != "" || len(body) == 0 {
+				break
+			}
+			accepted = body[:len(body)-len(last)]
+		}
+	}
 	if !p.pad || !strings.HasSuffix(accepted, "\n") {
 		return accepted
 	}
