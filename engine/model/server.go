@@ -217,6 +217,10 @@ func (c *Client) probe(ctx context.Context) (*ServerInfo, error) {
 			}
 		} else if st == http.StatusOK && v.Version != "" {
 			info.Kind = KindOllama
+		} else if len(info.Models) > 0 && info.Models[0].OwnedBy == "library" {
+			// Ollama's /v1/models names a model's namespace as its owner ("library" for the
+			// official tags: middleware/openai.go, ListWriter).
+			info.Kind = KindOllama
 		}
 	}
 	return info, nil
