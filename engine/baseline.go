@@ -138,6 +138,12 @@ func (s *search) excused(r *rollout, ev checkers.Event) bool {
 			off, line = off+genLen, line+genLines
 		}
 		if ev.Off == off || (line > 0 && ev.Line == line) {
+			if ev.Cat == checkers.CatFatal {
+				// A fatal error (a missing #include) stops Clang: nothing after it is checked,
+				// so it cannot be gone past. The search ends on it, as on a prefix error.
+				s.prefixError(r, ev)
+				return true
+			}
 			key := fmt.Sprintf("%d\x00%s", e.Off, e.Diag)
 			if !s.excusedSeen[key] {
 				s.excusedSeen[key] = true

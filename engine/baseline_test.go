@@ -56,3 +56,26 @@ func TestBaselineErrorsAreNotTheModels(t *testing.T) {
 		})
 	}
 }
+
+// A fatal error that was there before (a missing header) stops Clang, so nothing after it can
+// be checked: the search ends on it at once instead of spending attempts on it.
+func TestBaselineFatalErrorEndsTheSearch(t *testing.T) {
+	srv := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{rule("", "  return a + b;\n")}})
+	ck := newRecorder(newChecker(t))
+	res, err := Search(context.Background(), ck, newClient(t, srv.URL), Request{
+		Prefix: "int add(int a, int b) {\n", Suffix: "}\n#include \"not_there.h\"\n", Filename: "add.c",
+		Model: "m", Baseline: true, StopAtClose: true, Budget: Budget{MaxAttempts: 4},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OK || res.Reason != "prefix_error" || len(res.Diagnostics) != 1 || !strings.Contains(res.Diagnostics[0].Diag, "not_there.h") {
+		t.Fatalf("ok=%v reason=%q diagnostics=%+v, want the missing header to end the search", res.OK, res.Reason, res.Diagnostics)
+	}
+	if len(srv.Calls()) != 1 {
+		t.Errorf("%d model requests, want 1", len(srv.Calls()))
+	}
+	if left := ck.waitGone(); len(left) > 0 {
+		t.Errorf("checker processes left after the search: %v", left)
+	}
+}

@@ -810,6 +810,9 @@ func summaryMessage(sum *Summary, err error, modelURL string, firstDiag *checker
 		b.WriteString("cancelled")
 	case sum.Reason == reasonNoAnswer:
 		b.WriteString("stopped: the editor did not answer a workspace/applyEdit request in time (what it shows is kept)")
+	case sum.Reason == "prefix_error" && firstDiag != nil && firstDiag.Cat == checkers.CatFatal:
+		fmt.Fprintf(&b, "the document has an error that stops the checker (line %d: %s); nothing was generated",
+			firstDiag.Line, firstDiag.Diag)
 	case sum.Reason == "prefix_error" && firstDiag != nil:
 		fmt.Fprintf(&b, "the code before the insertion point does not compile (line %d: %s); nothing was generated",
 			firstDiag.Line, firstDiag.Diag)
