@@ -1,6 +1,6 @@
 -- The user's config for the terminal tests (editors/nvim/test/run.sh, "tui-*" cases): Neovim runs
 -- in tmux at 80x24 with cmdheight=1, the test types into it as a person would, and this file only
--- sets the plugin up as the README says and reports what the editor is doing:
+-- sets the plugin up with the README's snippet, as written, and reports what the editor is doing:
 --
 --   nvim -u editors/nvim/test/tui.lua FILE
 --
@@ -8,24 +8,46 @@
 -- ("r", "rm") was ever seen, the buffer's lines, the cursor, the generation's state and the ghost
 -- text's. It asserts nothing: run.sh does, from this file and the screen.
 local this = debug.getinfo(1, "S").source:sub(2)
-vim.opt.runtimepath:prepend(vim.fn.fnamemodify(this, ":p:h:h"))
+local plugin_dir = vim.fn.fnamemodify(this, ":p:h:h")
 vim.opt.swapfile = false
 vim.cmd("filetype plugin indent on")
 vim.cmd("syntax on")
 vim.opt.expandtab = true
 vim.opt.shiftwidth = 2
 
+-- The README's lazy.nvim spec for the plugin, as written: only its paths (the plugin's directory;
+-- "hydra" becomes the full path of bin/hydra) and the model's URL are replaced. lazy.nvim's part
+-- is done here: the spec's dir goes on 'runtimepath', then its config() runs.
+local function readme_spec()
+  local root = vim.fn.fnamemodify(plugin_dir, ":h:h")
+  local readme = table.concat(vim.fn.readfile(root .. "/README.md"), "\n")
+  local section = readme:find("\n### Neovim", 1, true)
+  local start = readme:find("```lua\n", section, true)
+  local finish = readme:find("\n```", start + 7, true)
+  local snippet = readme:sub(start + 7, finish)
+  local replace = {
+    { '"/path/to/hydra/editors/nvim"', string.format("%q", plugin_dir) },
+    { '{ "hydra", "lsp" }', "{ " .. table.concat(vim.tbl_map(function(w)
+      return string.format("%q", w)
+    end, vim.split(os.getenv("HYDRA_TEST_CMD"), " ", { trimempty = true })), ", ") .. " }" },
+    { '"http://127.0.0.1:8000/v1"', string.format("%q", os.getenv("HYDRA_MODEL_URL")) },
+  }
+  for _, r in ipairs(replace) do
+    local i = snippet:find(r[1], 1, true)
+    assert(i, "the README's Neovim snippet no longer has " .. r[1])
+    snippet = snippet:sub(1, i - 1) .. r[2] .. snippet:sub(i + #r[1])
+  end
+  return assert(loadstring("return " .. snippet, "README.md"))()
+end
+
+local spec = readme_spec()
+vim.opt.runtimepath:prepend(spec.dir)
+spec.config()
+
 local hydra = require("hydra")
-hydra.setup({
-  cmd = vim.split(os.getenv("HYDRA_TEST_CMD"), " ", { trimempty = true }),
-  lspconfig = false,
-  settings = {
-    modelUrl = os.getenv("HYDRA_MODEL_URL"),
-    model = os.getenv("HYDRA_MODEL"),
-    maxAttempts = 8,
-  },
-  inline = { enabled = os.getenv("HYDRA_TEST_INLINE") ~= "0" },
-})
+if os.getenv("HYDRA_TEST_INLINE") == "0" then
+  hydra.config.inline.enabled = false
+end
 
 local state_file = os.getenv("HYDRA_TEST_STATE")
 local seen = { prompt = false, modes = {}, thinking = false, running = false }
