@@ -162,10 +162,13 @@ case_tui_ghost() {
   tui_type '// see sum'
   sleep 1.2
   tcheck "no request in a comment" ".stats.requests == $before and .stats.skipped_comment_or_string > 0" '.stats'
-  tui_keys Enter
+  tui_keys Enter C-u # (CTRL-U: Enter continued the comment)
   tui_type 'const char* s = "a, b'
   sleep 1.2
-  tcheck "no request in a string" ".stats.requests == $before" '.stats'
+  tcheck "no request in a string" ".stats.requests == $before and (.lines[-1] | startswith(\"const char\"))" '[.stats, .lines[-1]]'
+  tui_keys Tab
+  tui_wait_json "$STATE" '.lines[-1] | test("a, b +$")' 3
+  tcheck "with no ghost text, Tab is a plain Tab" '.lines[-1] | test("a, b +$")' '.lines[-1]'
   no_prompt
   tui_end tui-ghost
 }

@@ -39,8 +39,38 @@ local function native()
   return vim.lsp.inline_completion ~= nil and cfg().native ~= false
 end
 
-local function feed(key)
-  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(key, true, false, true), "n", false)
+local function termcodes(keys)
+  return vim.api.nvim_replace_termcodes(keys, true, false, true)
+end
+
+-- fallback returns what a key does when there is no ghost text: the insert-mode mapping it had
+-- before this plugin mapped it (nvim-cmp's Tab, say), else the key itself.
+local function fallback(b, key)
+  local old = vim.api.nvim_buf_call(b, function()
+    return vim.fn.maparg(key, "i", false, true)
+  end)
+  if type(old) ~= "table" or (old.rhs == nil and old.callback == nil) then
+    return function()
+      vim.api.nvim_feedkeys(termcodes(key), "ni", false)
+    end
+  end
+  local mode = old.noremap == 1 and "n" or "m"
+  return function()
+    local keys
+    if old.callback then
+      keys = old.callback()
+      if old.expr ~= 1 then
+        return
+      end
+    elseif old.expr == 1 then
+      keys = vim.api.nvim_eval(old.rhs)
+    else
+      keys = old.rhs
+    end
+    if type(keys) == "string" and keys ~= "" then
+      vim.api.nvim_feedkeys(old.expr == 1 and old.replace_keycodes == 0 and keys or termcodes(keys), mode .. "i", false)
+    end
+  end
 end
 
 --- clear removes the ghost text and the thinking mark of buffer b; with cancel, a request still
@@ -324,9 +354,10 @@ function M.attach(b)
   if native() then
     vim.lsp.inline_completion.enable(true, { bufnr = b })
     if c.accept_key then
+      local otherwise = fallback(b, c.accept_key)
       vim.keymap.set("i", c.accept_key, function()
         if not vim.lsp.inline_completion.get() then
-          feed(c.accept_key)
+          otherwise()
         end
       end, { buffer = b, silent = true, desc = "Hydra: accept the ghost text" })
     end
@@ -359,18 +390,20 @@ function M.attach(b)
     end,
   })
   if c.accept_key then
+    local otherwise = fallback(b, c.accept_key)
     vim.keymap.set("i", c.accept_key, function()
       if not M.accept(b) then
-        feed(c.accept_key)
+        otherwise()
       end
     end, { buffer = b, silent = true, desc = "Hydra: accept the ghost text" })
   end
   if c.dismiss_key then
+    local otherwise = fallback(b, c.dismiss_key)
     vim.keymap.set("i", c.dismiss_key, function()
       if s.item or s.req then
         M.clear(b, true)
       else
-        feed(c.dismiss_key)
+        otherwise()
       end
     end, { buffer = b, silent = true, desc = "Hydra: dismiss the ghost text" })
   end
