@@ -18,6 +18,9 @@ const (
 	CommandCancel = "hydra.cancel"
 	// KindGenerate is the code action kind of "Generate with repair".
 	KindGenerate = "source.generate.hydra"
+	// KindRewrite is the same action under refactor.rewrite, where VS Code's lightbulb and
+	// Ctrl+. show it (they leave source actions out); offered only where it fits (offerRewrite).
+	KindRewrite = "refactor.rewrite.hydra"
 )
 
 // initialize answers the client's capabilities with the server's and takes the initial
@@ -38,6 +41,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	s.enc = negotiateEncoding(p.Capabilities.General.PositionEncodings)
 	enc := s.enc
 	s.mu.Unlock()
+	s.toClient.Store(true) // the log goes to the client from now on (window/logMessage)
 
 	if len(p.InitializationOptions) > 0 {
 		if err := s.cfg.apply(sourceInitOptions, p.InitializationOptions); err != nil {
@@ -52,7 +56,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		PositionEncoding: enc.String(),
 		TextDocumentSync: TextDocumentSyncOptions{OpenClose: true, Change: 2},
 		CodeActionProvider: CodeActionOptions{
-			CodeActionKinds: []string{KindGenerate},
+			CodeActionKinds: []string{KindGenerate, KindRewrite},
 		},
 		ExecuteCommandProvider: ExecuteCommandOptions{
 			Commands:         []string{CommandGenerate, CommandCancel, CommandShowTrace},

@@ -126,6 +126,7 @@ type client struct {
 	edits     []appliedEdit
 	progress  []lsp.ProgressParams
 	messages  []lsp.ShowMessageParams
+	logTypes  []int // the types of the server's window/logMessage notifications
 	diags     map[string][]lsp.Diagnostic
 	partials  []json.RawMessage // hydra/inlineCompletionPartial notifications
 	configReq int
@@ -240,7 +241,7 @@ type rwc struct {
 	io.WriteCloser
 }
 
-// lineLog collects the server's stderr (its log) and echoes it to the test log.
+// lineLog collects the server's log (stderr and window/logMessage) and echoes it to the test log.
 type lineLog struct {
 	t       *testing.T
 	mu      sync.Mutex
@@ -319,6 +320,11 @@ func (c *client) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		_ = json.Unmarshal(params, &p)
 		c.record(func() { c.diags[p.URI] = p.Diagnostics })
 	case "window/logMessage":
+		// The server's log reaches the client at its level; the test keeps it with stderr's.
+		var p lsp.ShowMessageParams
+		_ = json.Unmarshal(params, &p)
+		c.record(func() { c.logTypes = append(c.logTypes, p.Type) })
+		_, _ = fmt.Fprintf(c.stderr, "[logMessage %d] %s\n", p.Type, p.Message)
 	case "hydra/inlineCompletionPartial":
 		c.record(func() { c.partials = append(c.partials, params) })
 	default:

@@ -181,6 +181,9 @@ type CancelParams struct {
 type CodeActionContext struct {
 	Diagnostics []Diagnostic `json:"diagnostics"`
 	Only        []string     `json:"only,omitempty"`
+	// TriggerKind is 1 when the user asked (a menu, Ctrl+.), 2 when the client asked by itself
+	// (VS Code's lightbulb), 0 when the client does not say (LSP before 3.17).
+	TriggerKind int `json:"triggerKind,omitempty"`
 }
 
 // CodeActionParams are textDocument/codeAction's parameters.

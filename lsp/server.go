@@ -21,6 +21,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -55,8 +56,12 @@ type Options struct {
 	Policy func(name string) (engine.Policy, error)
 	// Getenv reads the environment fallbacks (HYDRA_MODEL_URL, …); nil means os.Getenv.
 	Getenv func(string) string
-	// Log receives the server's own log lines (never stdout, which is the channel); nil = stderr.
+	// Log receives the log lines that cannot reach the client as window/logMessage (before
+	// initialize, after the connection ends, or when sending fails) and the JSON-RPC layer's
+	// own errors; never stdout, which is the channel. nil = stderr.
 	Log io.Writer
+	// LogFile, when set, also receives every log line (hydra lsp --log FILE).
+	LogFile io.Writer
 	// Version is reported in serverInfo.
 	Version string
 	// WarmBytes bounds the private memory (/proc/PID/smaps_rollup) of the dormant preamble
@@ -76,6 +81,10 @@ const DefaultWarmBytes = 512 << 20
 type Server struct {
 	opts   Options
 	logger *log.Logger
+	// fileLog writes to opts.LogFile (nil without one).
+	fileLog *log.Logger
+	// toClient is true from initialize until Serve ends: logf sends window/logMessage then.
+	toClient atomic.Bool
 
 	// conn is set by Serve before connReady is closed; Handle waits for that, because the
 	// connection starts reading (and so calling Handle) inside jsonrpc2.NewConn.
@@ -138,6 +147,9 @@ func New(opts Options) *Server {
 		connReady: make(chan struct{}),
 		enc:       encUTF16,
 	}
+	if opts.LogFile != nil {
+		s.fileLog = log.New(opts.LogFile, "hydra lsp: ", log.Ltime|log.Lmicroseconds)
+	}
 	s.cfg = newConfigStore(opts.Getenv)
 	s.flags = newFlagStore(s.logf, s.flagsChanged)
 	warmBytes := opts.WarmBytes
@@ -173,6 +185,7 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
+	s.toClient.Store(false)
 	s.stopAll()
 	if px := s.clangdProxy(); px != nil {
 		px.close()
@@ -204,7 +217,23 @@ func (s *Server) stopAll() {
 	}
 }
 
-func (s *Server) logf(format string, args ...any) { s.logger.Printf(format, args...) }
+// logf logs one line of the server's work at its own level: to the client as window/logMessage
+// of type Info once initialized (VS Code's output channel shows it as [info], not as stderr's
+// [error]), else, or when that fails, to Options.Log; and to Options.LogFile when set.
+func (s *Server) logf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if s.fileLog != nil {
+		s.fileLog.Print(msg)
+	}
+	if s.toClient.Load() {
+		if err := s.conn.Notify(context.Background(), "window/logMessage", ShowMessageParams{Type: MessageInfo, Message: msg}); err == nil {
+			return
+		}
+	}
+	if s.fileLog == nil {
+		s.logger.Print(msg)
+	}
+}
 
 func (s *Server) applyEditTimeout() time.Duration {
 	if s.opts.ApplyEditTimeout > 0 {
@@ -392,7 +421,7 @@ func (s *Server) notify(method string, params any) {
 		return
 	}
 	if err := s.conn.Notify(context.Background(), method, params); err != nil {
-		s.logf("notify %s: %v", method, err)
+		s.logger.Printf("notify %s: %v", method, err) // not logf: the channel is what failed
 	}
 }
 

@@ -6,7 +6,10 @@
 #   emacs   editors/emacs/test/run.sh    batch Emacs + eglot: hydra-generate, inline ghost text, cancel;
 #                                        clangd-19 behind hydra lsp (M-., diagnostics, completion)
 #   vscode  vscode-extension/            tsc, eslint, node:test (logic against the real server with
-#                                        only `vscode` stubbed), vsce package → hydra-lsp.vsix
+#                                        only `vscode` stubbed), vsce package → hydra-lsp.vsix, then
+#                                        that .vsix in real VS Code: code-server driven headless
+#                                        (vscode-extension/test/vscode/run.sh; its tools are
+#                                        installed on first use into ~/.cache/hydra-lsp/vscode-test)
 #
 # Neovim and Emacs run in two generations:
 #   debian12  the host's Debian 12 packages: Neovim 0.7.2, Emacs 28.2 with elpa-eglot 1.9
@@ -119,10 +122,14 @@ run_vscode() {
     npm run -s lint || return 1
     echo "--- vscode: node:test (the extension's logic against the real hydra lsp; only 'vscode' is stubbed)"
     node --test out/test/*.test.js || return 1
-    echo "--- vscode: vsce package"
-    rm -f hydra-lsp.vsix
+    # Packaged from nothing compiled: `vsce package` alone must build a working .vsix
+    # (vscode:prepublish compiles), and that .vsix is what the real VS Code below installs.
+    echo "--- vscode: vsce package (from a clean out/)"
+    rm -rf hydra-lsp.vsix out
     npm run -s package || return 1
-    node scripts/check-vsix.mjs hydra-lsp.vsix
+    node scripts/check-vsix.mjs hydra-lsp.vsix || return 1
+    echo "--- vscode: in real VS Code (code-server + headless chromium; vscode-extension/test/vscode/run.sh)"
+    test/vscode/run.sh hydra-lsp.vsix
   )
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -43,7 +44,7 @@ handle goes to clangd, and clangd's diagnostics come merged with Hydra's.
 		fs.PrintDefaults()
 	}
 	fs.Bool("stdio", true, "talk LSP on stdin/stdout (the only transport; accepted for editors that pass it)")
-	logPath := fs.String("log", "", "append the server's log to this file instead of stderr")
+	logPath := fs.String("log", "", "append the server's log to this file too (it always goes to the client as window/logMessage)")
 	applyEditTimeout := fs.Duration("apply-edit-timeout", 30*time.Second,
 		"stop a generation whose workspace/applyEdit the editor has not answered in this time")
 	warmMB := fs.Int64("warm-cache-mb", lsp.DefaultWarmBytes>>20,
@@ -63,7 +64,10 @@ handle goes to clangd, and clangd's diagnostics come merged with Hydra's.
 		fmt.Fprintln(os.Stderr, "hydra lsp: --apply-edit-timeout must be positive")
 		return 2
 	}
+	// The checker's stderr (crash dumps, internal errors) and the server's fatal error go to
+	// stderr, or the --log file; the server's log lines go to the client (and the file).
 	logw := os.Stderr
+	var logFile io.Writer
 	if *logPath != "" {
 		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
@@ -71,7 +75,7 @@ handle goes to clangd, and clangd's diagnostics come merged with Hydra's.
 			return 2
 		}
 		defer f.Close()
-		logw = f
+		logw, logFile = f, f
 	}
 	ck, err := clang.New(clang.Options{Stderr: logw})
 	if err != nil {
@@ -101,7 +105,8 @@ handle goes to clangd, and clangd's diagnostics come merged with Hydra's.
 			return model.NewClient(cfg.ModelURL, opts...)
 		},
 		Policy:           func(name string) (engine.Policy, error) { return policy.ByName(name, policy.WithPersistentLearning()) },
-		Log:              logw,
+		Log:              os.Stderr,
+		LogFile:          logFile,
 		ApplyEditTimeout: *applyEditTimeout,
 		WarmBytes:        warmBytes,
 	})

@@ -47,22 +47,29 @@ export function generateArg(uri: string, selection: { start: Pos; end: Pos }): G
 type WorkDone = WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd;
 const workDone = new ProgressType<WorkDone>();
 
-/** progressLine formats one work-done progress value for the notification. */
+/** withoutPrefix drops a leading "Hydra: " (any case): the notification's title already says
+ * Hydra, and the server prefixes its titles and summaries with it. */
+function withoutPrefix(s: string): string {
+  return s.replace(/^hydra:\s*/i, "");
+}
+
+/** progressLine formats one work-done progress value for the notification (titled "Hydra"). */
 export function progressLine(v: WorkDone): string {
   const parts: string[] = [];
   if (v.kind === "begin" && v.title) {
-    parts.push(v.title);
+    parts.push(withoutPrefix(v.title));
   }
   if (v.message) {
-    parts.push(v.message);
+    parts.push(withoutPrefix(v.message));
   }
+  let line = parts.join(": ");
   if (v.kind !== "end" && typeof v.percentage === "number") {
-    parts.push(`(${v.percentage}%)`);
+    line += ` (${v.percentage}%)`;
   }
-  if (v.kind === "end") {
-    parts.push("done");
+  if (v.kind === "end" && line === "") {
+    line = "done";
   }
-  return parts.join(" ");
+  return line.trim();
 }
 
 let tokens = 0;
@@ -111,17 +118,21 @@ export async function runCancel(conn: Connection, uri?: string): Promise<void> {
   });
 }
 
-/** summary is the one-line report of a finished generation. */
+/** summary is the one message at the end of a generation: the server's own summary line
+ * (result.message), whose window/showMessage the extension turns off (clientShowsSummary), so
+ * that VS Code shows one notification, not two. */
 export function summary(r: GenerateResult): string {
+  if (r.message) {
+    return `Hydra: ${withoutPrefix(r.message)}`;
+  }
   if (r.ok) {
     return `Hydra: done: ${r.attempts} attempt(s), ${r.outputTokens} output tokens`;
   }
-  const why = r.reason || "unknown reason";
-  return r.message ? `Hydra: stopped: ${why}: ${r.message}` : `Hydra: stopped: ${why}`;
+  return `Hydra: stopped: ${r.reason || "unknown reason"}`;
 }
 
-/** generateWithProgress runs hydra.generate for arg inside a cancellable notification
- * ("Hydra: Generate with Repair") that shows the server's progress, and reports the end. */
+/** generateWithProgress runs hydra.generate for arg inside a cancellable notification (titled
+ * "Hydra") that shows the server's progress, and reports the end in one notification. */
 export async function generateWithProgress(conn: Connection, arg: GenerateArg): Promise<GenerateResult | undefined> {
   let last = 0;
   try {

@@ -57,16 +57,23 @@ export function currentSettings(scope?: vscode.ConfigurationScope): HydraSetting
   return settingsFrom(vscode.workspace.getConfiguration(SECTION, scope));
 }
 
-/** initializationOptions is what `initialize` carries: {"hydra": settings}. */
+/** forServer is the section as sent to the server: the settings, and clientShowsSummary (the
+ * extension reports the end of a generation itself, so the server's window/showMessage would
+ * be a second notification). */
+export function forServer(s: HydraSettings): HydraSettings & { clientShowsSummary: true } {
+  return { ...s, clientShowsSummary: true };
+}
+
+/** initializationOptions is what `initialize` carries: {"hydra": section}. */
 export function initializationOptions(s: HydraSettings): { hydra: HydraSettings } {
-  return { hydra: s };
+  return { hydra: forServer(s) };
 }
 
 /** didChangeConfigurationParams is what a settings change pushes to the server
  * (workspace/didChangeConfiguration): the mapped section, so that VS Code's defaults (empty
  * strings, zeros) are not sent as values. */
 export function didChangeConfigurationParams(s: HydraSettings): { settings: { hydra: HydraSettings } } {
-  return { settings: { hydra: s } };
+  return { settings: { hydra: forServer(s) } };
 }
 
 /** configurationItems answers a workspace/configuration request: the `hydra` section for
@@ -74,10 +81,10 @@ export function didChangeConfigurationParams(s: HydraSettings): { settings: { hy
 export function configurationItems(items: { section?: string }[], s: HydraSettings): unknown[] {
   return items.map((item) => {
     if (item.section === SECTION) {
-      return s;
+      return forServer(s);
     }
     if (item.section?.startsWith(SECTION + ".")) {
-      const v = (s as Record<string, unknown>)[item.section.slice(SECTION.length + 1)];
+      const v = (forServer(s) as unknown as Record<string, unknown>)[item.section.slice(SECTION.length + 1)];
       return v === undefined ? null : v;
     }
     return null;

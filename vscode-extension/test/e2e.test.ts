@@ -60,6 +60,7 @@ describe("the extension against the real hydra lsp (model: scripted stand-in)", 
 
   it("Generate with Repair: the checker makes the model repair, the document compiles", async () => {
     stub.recorded.reset();
+    s.shownMessages.length = 0;
     const uri = await s.open("sum.cpp");
     const r = await generateWithProgress(s.conn, generateArg(uri, { start: cursor, end: cursor }));
     assert.ok(r, `no result; messages: ${JSON.stringify(stub.recorded.messages)}\nserver: ${s.stderr}`);
@@ -74,7 +75,15 @@ describe("the extension against the real hydra lsp (model: scripted stand-in)", 
     assert.equal(stub.recorded.progress[0].options.location, vscode.ProgressLocation.Notification);
     assert.equal(stub.recorded.progress[0].options.cancellable, true);
     assert.ok(stub.recorded.progress[0].reports.length > 0, "the server's work-done progress should be shown");
-    assert.deepEqual(stub.recorded.messages, [{ level: "info", text: `Hydra: done: ${r.attempts} attempt(s), ${r.outputTokens} output tokens` }]);
+    // One notification at the end: the extension's, with the server's summary line; the server
+    // sends no window/showMessage (clientShowsSummary). No line repeats the "Hydra" title.
+    assert.equal(stub.recorded.messages.length, 1, JSON.stringify(stub.recorded.messages));
+    assert.equal(stub.recorded.messages[0].level, "info");
+    assert.match(stub.recorded.messages[0].text, /^Hydra: accepted \d+ lines/);
+    assert.deepEqual(s.shownMessages, [], "the server should leave the summary to the extension");
+    for (const line of stub.recorded.progress[0].reports.map((x) => x.message ?? "")) {
+      assert.doesNotMatch(line, /^hydra:/i, "a progress line repeats the title");
+    }
   });
 
   it("inline completion returns the repaired continuation", async () => {
@@ -85,6 +94,15 @@ describe("the extension against the real hydra lsp (model: scripted stand-in)", 
     assert.ok(items.length > 0, "no inline completion items");
     assert.equal(items[0].insertText, generated);
     assert.equal(s.text(uri), prompt, "an inline completion must not edit the document");
+    // With the document's lines, as VS Code passes it: the cursor is at the start of an empty
+    // line, so the item ends without its final line break (VS Code would hide it otherwise),
+    // and accepting it gives the same program as Generate with Repair, less one blank line.
+    const lines = prompt.split("\n");
+    const doc = { uri: { toString: () => uri }, lineAt: (l: number) => ({ text: lines[l] }), lineCount: lines.length };
+    const shaped = await provideInlineCompletions(s.conn, doc, cursor, { triggerKind: vscode.InlineCompletionTriggerKind.Invoke });
+    assert.equal(shaped[0]?.insertText, generated.slice(0, -1));
+    const r = shaped[0].range!;
+    assert.deepEqual([r.start.line, r.start.character, r.end.line, r.end.character], [cursor.line, 0, cursor.line, 0]);
   });
 
   it("a settings change reaches the running server (workspace/didChangeConfiguration)", async () => {
@@ -94,17 +112,18 @@ describe("the extension against the real hydra lsp (model: scripted stand-in)", 
       stub.settings.hydra = { ...stub.settings.hydra, modelUrl: "http://127.0.0.1:9/v1" };
       await s.conn.sendNotification("workspace/didChangeConfiguration", didChangeConfigurationParams(currentSettings()));
       stub.recorded.reset();
+      s.shownMessages.length = 0;
       const uri = await s.open("sum.cpp", "unreachable.cpp");
       const r = await generateWithProgress(s.conn, generateArg(uri, { start: cursor, end: cursor }));
       assert.ok(r === undefined || r.ok === false, `generation should fail without a model: ${JSON.stringify(r)}`);
       // The server names the model URL it tried: the one the changed setting gave it.
       assert.match(r?.message ?? JSON.stringify(stub.recorded.messages), /127\.0\.0\.1:9\b/);
-      assert.equal(stub.recorded.messages[0]?.level, "warning");
+      assert.equal(stub.recorded.messages.at(-1)?.level, "warning", JSON.stringify(stub.recorded.messages));
       assert.equal(s.text(uri), prompt, "a failed generation must leave the document as it was");
       // The server also pulls the section (workspace/configuration); the extension's answer is
       // the mapped settings: the changed URL, and no maxTokens (VS Code's 0 = the default).
       assert.ok(s.configurationAnswers.length > 0, "the server should have asked for workspace/configuration");
-      assert.deepEqual(s.configurationAnswers.at(-1), [{ modelUrl: "http://127.0.0.1:9/v1", model: "scripted-stand-in", maxAttempts: 8, clangFlags: ["-std=c++17"] }]);
+      assert.deepEqual(s.configurationAnswers.at(-1), [{ modelUrl: "http://127.0.0.1:9/v1", model: "scripted-stand-in", maxAttempts: 8, clangFlags: ["-std=c++17"], clientShowsSummary: true }]);
     } finally {
       stub.settings.hydra = { ...stub.settings.hydra, modelUrl: good };
       await s.conn.sendNotification("workspace/didChangeConfiguration", didChangeConfigurationParams(currentSettings()));
@@ -118,6 +137,7 @@ describe("the extension against the real hydra lsp (model: scripted stand-in)", 
 
   it("Cancel (the notification's Cancel button) stops a running generation", async () => {
     stub.recorded.reset();
+    s.shownMessages.length = 0;
     const uri = await s.open("slow.cpp");
     const slowPrompt = s.text(uri);
     const pos = { line: slowPrompt.split("\n").length - 2, character: 0 };
@@ -132,6 +152,6 @@ describe("the extension against the real hydra lsp (model: scripted stand-in)", 
     assert.equal(r.ok, false, JSON.stringify(r));
     assert.match(r.reason, /cancel/i);
     assert.ok(s.text(uri).startsWith(slowPrompt.slice(0, -1)), "the text before the cursor must be intact");
-    assert.equal(stub.recorded.messages[0]?.level, "warning");
+    assert.equal(stub.recorded.messages.at(-1)?.level, "warning", JSON.stringify(stub.recorded.messages));
   });
 });

@@ -99,6 +99,10 @@ export class Session {
   readonly configurationRequests: ConfigurationParams[] = [];
   /** What the extension's code answered to each workspace/configuration request. */
   readonly configurationAnswers: unknown[][] = [];
+  /** The server's window/showMessage notifications (the languageclient shows each one). */
+  readonly shownMessages: { type: number; message: string }[] = [];
+  /** The server's window/logMessage notifications (the languageclient logs each at its level). */
+  readonly loggedMessages: { type: number; message: string }[] = [];
   stderr = "";
   private constructor(
     readonly conn: ProtocolConnection,
@@ -127,7 +131,8 @@ export class Session {
       s.appliedEdits.push(params);
       return s.applyEdit(params);
     });
-    conn.onNotification("window/logMessage", () => {});
+    conn.onNotification("window/logMessage", (p: { type: number; message: string }) => void s.loggedMessages.push(p));
+    conn.onNotification("window/showMessage", (p: { type: number; message: string }) => void s.shownMessages.push(p));
     conn.onNotification("textDocument/publishDiagnostics", () => {});
     conn.listen();
     const rootUri = pathToFileURL(dir).toString();

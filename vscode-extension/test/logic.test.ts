@@ -5,7 +5,7 @@ import { strict as assert } from "node:assert";
 import { describe, it } from "node:test";
 import * as vscode from "vscode";
 import { generateArg, progressLine, summary } from "../src/generate";
-import { lspTriggerKind, toItem } from "../src/inline";
+import { forVSCode, lspTriggerKind, toItem } from "../src/inline";
 import { configurationItems, inlineCompletionEnabled, serverCommand, settingsFrom } from "../src/settings";
 
 const reader = (values: Record<string, unknown>) => ({
@@ -58,7 +58,7 @@ describe("configurationItems", () => {
   it("answers the hydra section, keys inside it and null for other sections", () => {
     assert.deepEqual(
       configurationItems([{ section: "hydra" }, { section: "hydra.model" }, { section: "hydra.policy" }, { section: "clangd" }, {}], s),
-      [s, "m", null, null, null],
+      [{ ...s, clientShowsSummary: true }, "m", null, null, null],
     );
   });
 });
@@ -90,23 +90,33 @@ describe("generateArg", () => {
   });
 });
 
-describe("progressLine and summary", () => {
+describe("progressLine", () => {
+  // The notification is titled "Hydra": the server's own "Hydra: " / "hydra: " prefixes are
+  // dropped, so that no line reads "Hydra: Hydra: …".
   const cases = [
-    { v: { kind: "begin", title: "Hydra", message: "generating", percentage: 0 }, want: "Hydra generating (0%)" },
+    { v: { kind: "begin", title: "Hydra: generate with repair", message: "starting" }, want: "generate with repair: starting" },
+    { v: { kind: "begin", title: "Hydra", message: "generating", percentage: 0 }, want: "Hydra: generating (0%)" },
     { v: { kind: "report", message: "attempt 2: rolled back to line 5", percentage: 40 }, want: "attempt 2: rolled back to line 5 (40%)" },
+    { v: { kind: "report", message: "Hydra: attempt 1 from line 5" }, want: "attempt 1 from line 5" },
     { v: { kind: "report" }, want: "" },
-    { v: { kind: "end", message: "accepted" }, want: "accepted done" },
+    { v: { kind: "end", message: "hydra: accepted 4 lines; 19 tokens" }, want: "accepted 4 lines; 19 tokens" },
+    { v: { kind: "end" }, want: "done" },
   ] as const;
   for (const c of cases) {
     it(`${c.v.kind} → ${JSON.stringify(c.want)}`, () => assert.equal(progressLine(c.v), c.want));
   }
-  it("summarises a finished and a stopped generation", () => {
+});
+
+describe("summary", () => {
+  it("is the server's summary line, with one 'Hydra: ' in front", () => {
+    assert.equal(
+      summary({ ok: true, text: "", attempts: 2, outputTokens: 19, reason: "accepted", message: "hydra: accepted 4 lines; 19 tokens, 2 attempts, 0.4 s" }),
+      "Hydra: accepted 4 lines; 19 tokens, 2 attempts, 0.4 s",
+    );
+  });
+  it("without the server's line: the counts, or the reason", () => {
     assert.equal(summary({ ok: true, text: "", attempts: 2, outputTokens: 31, reason: "accepted" }), "Hydra: done: 2 attempt(s), 31 output tokens");
     assert.equal(summary({ ok: false, text: "", attempts: 1, outputTokens: 3, reason: "cancelled" }), "Hydra: stopped: cancelled");
-    assert.equal(
-      summary({ ok: false, text: "", attempts: 1, outputTokens: 0, reason: "error", message: "model server unavailable" }),
-      "Hydra: stopped: error: model server unavailable",
-    );
   });
 });
 
@@ -130,5 +140,38 @@ describe("inline completion conversion", () => {
     assert.deepEqual([b.range!.start.line, b.range!.start.character, b.range!.end.line, b.range!.end.character], [1, 2, 1, 4]);
     assert.deepEqual(b.command, { title: "t", command: "c" });
     assert.equal(b.filterText, "ret");
+  });
+  describe("forVSCode: an item VS Code would move to the line above and hide", () => {
+    const at = (line: number, character: number) => ({ start: { line, character }, end: { line, character } });
+    const body = "  int total = 0;\n  return total;\n}\n";
+    it("at the start of an empty line: the final line break goes, the line's own break ends it", () => {
+      assert.deepEqual(forVSCode({ insertText: body, range: at(4, 0) }, ""), {
+        insertText: "  int total = 0;\n  return total;\n}",
+        range: { start: { line: 4, character: 0 }, end: { line: 4, character: 0 } },
+      });
+    });
+    it("at the start of a blank line: the blanks are replaced too (no trailing spaces after '}')", () => {
+      assert.deepEqual(forVSCode({ insertText: body, range: at(4, 0) }, "    ").range, {
+        start: { line: 4, character: 0 },
+        end: { line: 4, character: 4 },
+      });
+    });
+    it("CRLF line breaks are dropped whole", () => {
+      assert.equal(forVSCode({ insertText: "a;\r\nb;\r\n", range: at(2, 0) }, "").insertText, "a;\r\nb;");
+    });
+    const kept: { name: string; insertText: string; range: ReturnType<typeof at>; line: string | undefined }[] = [
+      { name: "mid-line", insertText: body, range: at(4, 2), line: "  " },
+      { name: "a line with text", insertText: body, range: at(4, 0), line: "foo();" },
+      { name: "the first line", insertText: body, range: at(0, 0), line: "" },
+      { name: "no final line break", insertText: "x;\ny;", range: at(4, 0), line: "" },
+      { name: "a leading line break", insertText: "\nx;\n", range: at(4, 0), line: "" },
+      { name: "an unknown line", insertText: body, range: at(4, 0), line: undefined },
+    ];
+    for (const k of kept) {
+      it(`is left alone: ${k.name}`, () => {
+        const it0 = { insertText: k.insertText, range: k.range };
+        assert.deepEqual(forVSCode(it0, k.line), it0);
+      });
+    }
   });
 });

