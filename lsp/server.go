@@ -217,6 +217,10 @@ func (s *Server) stopAll() {
 	}
 }
 
+// Logf logs one line of the server's work as logf does (for what runs beside it, such as the
+// model client's waiting for a loading server).
+func (s *Server) Logf(format string, args ...any) { s.logf(format, args...) }
+
 // logf logs one line of the server's work at its own level: to the client as window/logMessage
 // of type Info once initialized (VS Code's output channel shows it as [info], not as stderr's
 // [error]), else, or when that fails, to Options.Log; and to Options.LogFile when set.

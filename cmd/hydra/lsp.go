@@ -82,7 +82,8 @@ handle goes to clangd, and clangd's diagnostics come merged with Hydra's.
 		fmt.Fprintf(os.Stderr, "hydra lsp: clang checker: %v\n", err)
 		return 2
 	}
-	srv := lsp.New(lsp.Options{
+	var srv *lsp.Server // the model client's progress is logged through it, once it runs
+	srv = lsp.New(lsp.Options{
 		Checker: ck,
 		Search: func(ctx context.Context, c checkers.Checker, g model.Generator, req engine.Request) (*engine.Result, error) {
 			return engine.Search(ctx, c, g, req)
@@ -101,7 +102,7 @@ handle goes to clangd, and clangd's diagnostics come merged with Hydra's.
 				return nil, err
 			}
 			opts = append(opts, model.WithFIM(fim), model.WithLoadingWait(wait),
-				model.WithProgress(func(msg string) { fmt.Fprintf(logw, "hydra lsp: %s\n", msg) }))
+				model.WithProgress(func(msg string) { srv.Logf("%s", msg) }))
 			return model.NewClient(cfg.ModelURL, opts...)
 		},
 		Policy:           func(name string) (engine.Policy, error) { return policy.ByName(name, policy.WithPersistentLearning()) },

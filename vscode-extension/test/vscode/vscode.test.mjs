@@ -384,9 +384,18 @@ try {
     await setSetting("hydra.modelUrl", "http://127.0.0.1:9/v1");
     await open("settings.cpp");
     await goto(5, 1);
-    const bad = await generateAndWait(() => palette("Hydra: Generate with Repair"), /127\.0\.0\.1:9\b|unavailable|stopped|failed/);
-    note(`with a dead model URL: ${bad.end}`);
-    assert(/127\.0\.0\.1:9\b/.test(bad.end), `the server did not use the changed URL: ${bad.end}`);
+    // The server names the URL it tries (it waits for a model server that may be loading, and
+    // says so in the progress): then Cancel.
+    const bad = await generateAndWait(async () => {
+      await palette("Hydra: Generate with Repair");
+      const named = await waitUntil("a notification naming a model URL", async () => (await toastTexts()).find((t) => /http:\/\/127\.0\.0\.1:\d+/.test(t)), 60000);
+      note(`with a dead model URL: ${named}`);
+      assert(/127\.0\.0\.1:9\b/.test(named), `the server did not use the changed URL: ${named}`);
+      if (await progressOpen()) {
+        await page.locator(".notification-toast .monaco-button", { hasText: "Cancel" }).first().click();
+      }
+    }, /cancelled|unavailable|failed/);
+    note(`then: ${bad.end}`);
     assert((await page.locator(".tab.active.dirty").count()) === 0, "a failed generation must leave the document as it was");
     await setSetting("hydra.modelUrl", modelUrl);
     await open("settings.cpp");
