@@ -6,7 +6,7 @@
 # What it needs is installed on first use into a cache outside the repository (setup.sh).
 # Screenshots of failed checks go to a temporary folder that is printed (and kept).
 #   vscode-extension/test/vscode/run.sh [FILE.vsix]
-#   HYDRA_TEST_FRAMES=DIR …   also records the first repair's frames (editors/docs/vscode-frames-to-svg.mjs)
+#   HYDRA_TEST_FRAMES=DIR …   also records the first repair's frames (editors/docs/shots-to-svg.mjs)
 # Exit status 0 when every check passed and no process outlived code-server.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -7,7 +7,7 @@
 //   HYDRA_VSCODE_URL   code-server's address         HYDRA_VSCODE_WS    the workspace folder
 //   HYDRA_VSCODE_USER  VS Code's User folder          HYDRA_TESTDATA     editors/testdata
 //   HYDRA_VSCODE_SHOTS where screenshots of failures go  HYDRA_VSCODE_TOOLS setup.sh's folder
-//   HYDRA_TEST_FRAMES  (optional) a folder for the frames of the repair (editors/docs/vscode-frames-to-svg.mjs)
+//   HYDRA_TEST_FRAMES  (optional) a folder for the frames of the repair (editors/docs/shots-to-svg.mjs)
 //   HYDRA_MODEL_URL    the stand-in's URL (only the settings give it to the server)
 // Prints "ok - …" / "not ok - …" per check and "N passed, M failed"; exits 1 when one failed.
 import { execFileSync } from "node:child_process";
@@ -121,7 +121,7 @@ async function palette(label) {
   await quickInput().waitFor({ state: "visible" });
   await page.keyboard.type(label);
   const row = page.locator(".quick-input-list .monaco-list-row", { hasText: label }).first();
-  await row.waitFor({ timeout: 15000 });
+  await row.waitFor({ timeout: 60000 });
   await page.keyboard.press("Enter");
 }
 
@@ -130,10 +130,10 @@ async function open(name) {
   await page.keyboard.press("Control+P");
   await quickInput().waitFor({ state: "visible" });
   await page.keyboard.type(name);
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor({ timeout: 15000 });
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor({ timeout: 60000 });
   await page.keyboard.press("Enter");
-  await page.locator(".tab.active", { hasText: name }).waitFor();
-  await page.locator(".monaco-editor.focused").waitFor();
+  await page.locator(".tab.active", { hasText: name }).waitFor({ timeout: 60000 });
+  await page.locator(".monaco-editor.focused").waitFor({ timeout: 60000 });
 }
 
 /** goto puts the cursor at line:col (1-based, as the status bar shows it) with Ctrl+G. */
@@ -142,7 +142,7 @@ async function goto(line, col) {
   await quickInput().waitFor({ state: "visible" });
   await page.keyboard.type(`${line}:${col}`);
   await page.keyboard.press("Enter");
-  await page.locator(".statusbar", { hasText: `Ln ${line}, Col ${col}` }).waitFor({ timeout: 10000 });
+  await page.locator(".statusbar", { hasText: `Ln ${line}, Col ${col}` }).waitFor({ timeout: 30000 });
 }
 
 /** save writes the active editor to disk (Ctrl+S) and returns the file as it is on disk once it
@@ -197,8 +197,9 @@ async function frame() {
   }
   lastFrame = sig;
   mkdirSync(framesDir, { recursive: true });
-  const file = join(framesDir, `frame-${String(frameNo++).padStart(3, "0")}.png`);
-  await page.screenshot({ path: file });
+  const file = join(framesDir, `frame-${String(frameNo++).padStart(3, "0")}.jpg`);
+  // The editor and the notifications (the right of the window), small enough for the README.
+  await page.screenshot({ path: file, type: "jpeg", quality: 70, clip: { x: 328, y: 36, width: 770, height: 572 } });
   writeFileSync(`${file}.json`, JSON.stringify({ ms: Date.now() - t0, toasts: await toastTexts() }));
 }
 
