@@ -7,7 +7,7 @@ BIN := bin
 
 SHIM_SRC := $(wildcard checkers/clang/shim/*.cpp) $(wildcard checkers/clang/shim/*.h)
 
-.PHONY: all deps build shim hydra run test test-deps test-go test-editors lint clean
+.PHONY: all deps build shim hydra run test test-deps test-go test-fuzz test-editors lint clean
 
 all: build
 
@@ -36,7 +36,7 @@ run: deps build
 	@./scripts/demo.sh
 
 # test: the whole test suite (what .ci/run calls).
-test: test-deps build lint test-go test-editors
+test: test-deps build lint test-go test-fuzz test-editors
 
 test-deps:
 	@./scripts/install-deps.sh test
@@ -54,6 +54,13 @@ test-go:
 	$(GO) test -count=1 -timeout 20m ./...
 	@echo "== go test -race ./engine/... (cgo for the race detector: clang-19 unless CC is set)"
 	CC=$${CC:-clang-19} $(GO) test -count=1 -race -timeout 15m ./engine/...
+
+# test-fuzz: the chunked checker against whole-file clang on fuzzed chunk sequences, for a bounded
+# time (checkers/clang/fuzz_test.go); a failure leaves its input under
+# checkers/clang/testdata/fuzz/, where `go test` replays it from then on.
+test-fuzz:
+	@echo "== go test -fuzz (60 s)"
+	$(GO) test -count=1 -run='^$$' -fuzz=FuzzChunkedAgainstWholeFile -fuzztime=60s -fuzzminimizetime=10s ./checkers/clang/
 
 test-editors:
 	@echo "== editor clients"

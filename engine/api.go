@@ -187,7 +187,7 @@ const (
 	NodeProgress                 // accepted up to Off
 	NodeError                    // rejected at Off
 	NodeDone                     // end of input, whole text accepted
-	NodeFail                     // rollout failed without a checker error (stream cut, checker crash)
+	NodeFail                     // rollout failed without a checker error (stream cut; a checker crash is a NodeError)
 )
 
 // Node is a vertex of the search tree. Policies read nodes and never change them.

@@ -54,7 +54,7 @@ func StripFeedback(prompt string) (code, feedback string) {
 
 // FeedbackFor is the feedback a default repair gives for node n: the checker's diagnostic
 // with its line, e.g. "line 12: use of undeclared identifier 'x'". A fail node (stream cut,
-// checker crash) gives a note that the previous attempt broke off.
+// model error) gives no feedback. A checker crash is an error node: "checker crashed at line N".
 func FeedbackFor(n *Node) string {
 	switch n.Kind {
 	case NodeError:

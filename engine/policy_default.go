@@ -6,7 +6,7 @@ import "strings"
 // it retries from the last progress node before the line of the error, with the diagnostic as
 // feedback; when the same error comes back (same category, within SameErrorLines lines) it
 // escalates to earlier progress nodes, 1, 3, 7, … candidates further back, up to the root.
-// A failed rollout (stream cut, checker crash) is retried from where it broke off, escalating
+// A failed rollout (stream cut; a checker crash is an error node) is retried from where it broke off, escalating
 // the same way when it keeps failing there.
 func DefaultPolicy() Policy { return defaultPolicy{} }
 

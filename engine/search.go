@@ -466,8 +466,25 @@ func (s *search) event(r *rollout, ev checkers.Event) {
 		s.onNode(n, r)
 		s.end("accepted", nil)
 	case checkers.KindCrash:
-		s.fail(r, "checker_crash", ev.Diag)
+		s.checkerCrash(r, ev)
 	}
+}
+
+// CatCheckerCrash is the category of the error node made for a checker crash.
+const CatCheckerCrash = "checker_crash"
+
+// checkerCrash turns a crash of r's checker session into an error node, so that the policy
+// gets it as feedback ("checker crashed at line N: …") and treats it like any error (rolls back
+// before the line, escalates when it repeats) instead of retrying the same text blindly. The
+// session checks chunks in order and reports progress for each until an error, so the crash
+// happened in the chunk that starts where r's last progress ended: its line is the one after
+// r's head.
+func (s *search) checkerCrash(r *rollout, ev checkers.Event) {
+	off := r.head.Off
+	line := lineOf(r.textUpTo(off), off)
+	why := strings.TrimPrefix(ev.Diag, "checker crashed: ")
+	s.checkError(r, checkers.Event{Kind: checkers.KindError, Off: off, Line: line, Col: 1, Cat: CatCheckerCrash,
+		Diag: fmt.Sprintf("checker crashed at line %d: %s", line, why)})
 }
 
 // progress hangs a progress node below r's head.

@@ -3,7 +3,8 @@ package clang
 import (
 	"fmt"
 	"net"
-	"syscall"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/hydra-lsp/hydra/checkers"
@@ -12,6 +13,10 @@ import (
 // Checkpoint is a dormant shim process holding the Clang state after a prefix of text. It is
 // shared by every session that reaches the same prefix under the same options, and
 // reference-counted: the last Release ends its process.
+//
+// The driver reaches it only through ctrl, its end of a socket pair the shim made before the fork
+// and passed over the session's channel: nothing listens, so no other process can resume or free
+// it. Closing ctrl (or the driver's death) ends the dormant process; proc is its pidfd.
 type Checkpoint struct {
 	c       *Checker
 	id      int64
@@ -20,8 +25,11 @@ type Checkpoint struct {
 	res     resolved
 	hash    [32]byte
 	pid     int
-	session int64  // the session that made it
-	sock    string // abstract socket name, without the leading '@'
+	session int64 // the session that made it
+
+	ctrlMu sync.Mutex // serialises resumes on ctrl
+	ctrl   *net.UnixConn
+	proc   *pidFD
 
 	// ForkTime is how long the shim's fork() took (as the shim measured it).
 	ForkTime time.Duration
@@ -92,31 +100,44 @@ func (cp *Checkpoint) Release() {
 	}
 }
 
-// free asks the dormant process to exit, and kills it if it cannot be reached.
+// free ends the dormant process: it exits when its control socket hangs up.
 func (cp *Checkpoint) free() {
-	conn, err := net.DialTimeout("unix", "@"+cp.sock, 2*time.Second)
-	if err == nil {
-		_ = conn.SetWriteDeadline(time.Now().Add(2 * time.Second))
-		_, err = conn.Write([]byte(`{"op":"free"}` + "\n"))
-		conn.Close()
+	cp.ctrlMu.Lock()
+	if cp.ctrl != nil {
+		cp.ctrl.Close()
 	}
-	if err != nil {
-		cp.kill()
-	}
+	cp.ctrlMu.Unlock()
+	cp.proc.close()
 }
 
-// kill ends the dormant process at once.
+// kill ends the dormant process at once (its pidfd names exactly it).
 func (cp *Checkpoint) kill() {
-	if cp.pid > 0 {
-		_ = syscall.Kill(cp.pid, syscall.SIGKILL)
+	cp.proc.kill()
+	cp.free()
+}
+
+// resume hands channel to the dormant process with a resume for session id (SCM_RIGHTS); the
+// process forks a session that uses it.
+func (cp *Checkpoint) resume(id int64, channel *os.File) error {
+	cp.ctrlMu.Lock()
+	defer cp.ctrlMu.Unlock()
+	line := fmt.Appendf(nil, `{"op":"resume","id":%d}`+"\n", id)
+	n, _, err := cp.ctrl.WriteMsgUnix(line, unixRights(int(channel.Fd())), nil)
+	if err == nil && n != len(line) {
+		_, err = cp.ctrl.Write(line[n:])
 	}
+	return err
 }
 
 // adoptChkpt turns a chkpt event from session s into a registered checkpoint carrying one
 // reference for the event's receiver. If an identical prefix is already checkpointed, the new
 // process is freed and the event is rewritten to name the existing checkpoint.
-func (c *Checker) adoptChkpt(s *Session, ev *checkers.Event, text []byte) {
+// fds are the control socket and pidfd that came with the event; the checkpoint owns them.
+func (c *Checker) adoptChkpt(s *Session, ev *checkers.Event, text []byte, fds []int) {
 	h := prefixHash(s.res.key, text)
+	ctrlFile := os.NewFile(uintptr(fds[0]), "hydra-checkpoint")
+	ctrl, err := net.FileConn(ctrlFile)
+	ctrlFile.Close()
 	cp := &Checkpoint{
 		c:       c,
 		id:      ev.ID,
@@ -126,9 +147,14 @@ func (c *Checker) adoptChkpt(s *Session, ev *checkers.Event, text []byte) {
 		hash:    h,
 		pid:     ev.PID,
 		session: s.id,
-		sock:    fmt.Sprintf("%s-%d", c.prefix, ev.ID),
+		proc:    newPidFD(fds[1]),
 		refs:    1,
 	}
+	if err != nil { // cannot happen for a socket; the process ends when its pair is gone
+		cp.kill()
+		return
+	}
+	cp.ctrl = ctrl.(*net.UnixConn)
 	if us, ok := ev.Meta["fork_us"].(float64); ok {
 		cp.ForkTime = time.Duration(us) * time.Microsecond
 	}

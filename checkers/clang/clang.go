@@ -4,8 +4,12 @@
 //
 // Every shim process a Checker starts (active sessions, dormant checkpoints and the sessions
 // resumed from them) holds the read end of the Checker's lifeline pipe and exits when the
-// Checker closes it or the Go process dies, even by kill -9; root processes are also in their
-// own process group and get a parent-death signal.
+// Checker closes it or the Go process dies, even by kill -9 (an active session's watchdog thread
+// notices it in the middle of a parse too); root processes get a parent-death signal from this
+// process, resumed sessions from their checkpoint. Processes are signalled only through pidfds,
+// never by a raw pid that may have been reused. Checkpoints are reached only through a private
+// socket pair the shim passes to the driver (SCM_RIGHTS): no other process can resume or free
+// one.
 //
 // The shim reads no file outside the checked file's directory, SessionOptions.Root, the
 // directories and files the flags name and the system include paths: an include of anything
@@ -14,12 +18,9 @@ package clang
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,8 +48,8 @@ type Options struct {
 	// os.Executable(), else <repo root>/bin/hydra-clang-shim (walking up from the working
 	// directory to go.mod).
 	ShimPath string
-	// SocketPrefix names the checkpoints' abstract UNIX sockets, "<prefix>-<id>". Empty: a
-	// prefix unique to this Checker.
+	// SocketPrefix is ignored. Checkpoints used to listen on abstract UNIX sockets named after it;
+	// they now have no name at all (Checker's documentation). Kept so that callers compile.
 	SocketPrefix string
 	// Timeout bounds how long a session may stay silent while an answer is due; the session then
 	// ends with a crash event. Zero means DefaultTimeout, negative means no limit.
@@ -62,7 +63,6 @@ type Options struct {
 // use.
 type Checker struct {
 	shim    string
-	prefix  string
 	timeout time.Duration
 	stderr  *os.File
 
@@ -78,7 +78,6 @@ type Checker struct {
 	sessions map[int64]*Session
 	cps      map[int64]*Checkpoint
 	byHash   map[[32]byte]*Checkpoint
-	roots    map[int]bool // process groups (= pids) of root shims ever started
 }
 
 var _ checkers.Checker = (*Checker)(nil)
@@ -88,12 +87,6 @@ func New(opts Options) (*Checker, error) {
 	shim, err := findShim(opts.ShimPath)
 	if err != nil {
 		return nil, err
-	}
-	prefix := opts.SocketPrefix
-	if prefix == "" {
-		var b [6]byte
-		_, _ = rand.Read(b[:])
-		prefix = fmt.Sprintf("hydra-%d-%s", os.Getpid(), hex.EncodeToString(b[:]))
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -105,7 +98,6 @@ func New(opts Options) (*Checker, error) {
 	}
 	return &Checker{
 		shim:      shim,
-		prefix:    prefix,
 		timeout:   timeout,
 		stderr:    opts.Stderr,
 		lifeline:  w,
@@ -113,7 +105,6 @@ func New(opts Options) (*Checker, error) {
 		sessions:  map[int64]*Session{},
 		cps:       map[int64]*Checkpoint{},
 		byHash:    map[[32]byte]*Checkpoint{},
-		roots:     map[int]bool{},
 	}, nil
 }
 
@@ -262,18 +253,15 @@ func (c *Checker) StartSession(ctx context.Context, opts checkers.SessionOptions
 	res := resolve(opts)
 	id := c.nextID.Add(1)
 
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	mine, theirs, err := socketPair("hydra-channel")
 	if err != nil {
-		return nil, fmt.Errorf("start clang session: socketpair: %w", err)
+		return nil, fmt.Errorf("start clang session: %w", err)
 	}
-	mine := os.NewFile(uintptr(fds[0]), "hydra-channel")
-	theirs := os.NewFile(uintptr(fds[1]), "hydra-channel-shim")
 	defer theirs.Close()
 
 	args := []string{
 		"--channel-fd", "3",
 		"--lifeline-fd", "4",
-		"--socket-prefix", c.prefix,
 		"--session", strconv.FormatInt(id, 10),
 		"--file", res.filename,
 	}
@@ -293,14 +281,7 @@ func (c *Checker) StartSession(ctx context.Context, opts checkers.SessionOptions
 		mine.Close()
 		return nil, fmt.Errorf("start clang session: %w", err)
 	}
-	conn, err := net.FileConn(mine)
-	mine.Close()
-	if err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return nil, fmt.Errorf("start clang session: channel: %w", err)
-	}
-	s := newSession(c, id, 0, res, conn, nil)
+	s := newSession(c, id, 0, res, mine, nil)
 	s.cmd = cmd
 	s.pid = cmd.Process.Pid
 	s.exited = make(chan struct{})
@@ -308,7 +289,7 @@ func (c *Checker) StartSession(ctx context.Context, opts checkers.SessionOptions
 		s.exitErr = cmd.Wait()
 		close(s.exited)
 	}()
-	if !c.register(s, cmd.Process.Pid) {
+	if !c.register(s) {
 		s.Close()
 		return nil, checkers.ErrClosed
 	}
@@ -316,13 +297,10 @@ func (c *Checker) StartSession(ctx context.Context, opts checkers.SessionOptions
 	return s, nil
 }
 
-// register records a live session (and the process group of a root shim); false if closed.
-func (c *Checker) register(s *Session, rootPid int) bool {
+// register records a live session; false if closed.
+func (c *Checker) register(s *Session) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if rootPid > 0 {
-		c.roots[rootPid] = true
-	}
 	if c.closed {
 		return false
 	}
@@ -362,18 +340,19 @@ func (c *Checker) ResumeSession(ctx context.Context, cp *Checkpoint) (*Session, 
 	if !live {
 		return nil, fmt.Errorf("resume checkpoint %d: already freed", cp.id)
 	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", "@"+cp.sock)
+	mine, theirs, err := socketPair("hydra-channel")
 	if err != nil {
 		return nil, fmt.Errorf("resume checkpoint %d: %w", cp.id, err)
 	}
 	id := c.nextID.Add(1)
-	s := newSession(c, id, cp.id, cp.res, conn, []byte(cp.text))
-	if err := s.writeLine(fmt.Appendf(nil, `{"op":"resume","id":%d}`+"\n", id)); err != nil {
-		conn.Close()
+	err = cp.resume(id, theirs)
+	theirs.Close()
+	if err != nil {
+		mine.Close()
 		return nil, fmt.Errorf("resume checkpoint %d: %w", cp.id, err)
 	}
-	if !c.register(s, 0) {
+	s := newSession(c, id, cp.id, cp.res, mine, []byte(cp.text))
+	if !c.register(s) {
 		s.Close()
 		return nil, checkers.ErrClosed
 	}
@@ -455,10 +434,6 @@ func (c *Checker) Close() error {
 	c.sessions = map[int64]*Session{}
 	c.cps = map[int64]*Checkpoint{}
 	c.byHash = map[[32]byte]*Checkpoint{}
-	roots := make([]int, 0, len(c.roots))
-	for pg := range c.roots {
-		roots = append(roots, pg)
-	}
 	c.mu.Unlock()
 
 	for _, s := range sessions {
@@ -467,11 +442,8 @@ func (c *Checker) Close() error {
 	for _, cp := range cps {
 		cp.kill()
 	}
-	for _, pg := range roots {
-		_ = syscall.Kill(-pg, syscall.SIGKILL)
-	}
-	// Whatever is left (e.g. a resumed session reparented away from its group) sees the
-	// lifeline hang up.
+	// Whatever is left (a checkpoint whose chkpt event was never read, a resumed session not yet
+	// initialised) sees the lifeline hang up.
 	err := c.lifeline.Close()
 	c.lifelineR.Close()
 	if err != nil && !errors.Is(err, os.ErrClosed) {

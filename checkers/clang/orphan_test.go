@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -73,13 +74,43 @@ func orphanChild() {
 		fail(err)
 	}
 	await(d, checkers.KindProgress)
-	fmt.Println("PIDS", a.(*Session).PID(), cp.PID(), bInit.PID, nested.PID, d.(*Session).PID())
+	// A root session and a resumed one, each in the middle of parsing a 5 MB chunk.
+	e, err := c.Start(ctx, opts)
+	if err != nil {
+		fail(err)
+	}
+	f, err := c.Resume(ctx, cp)
+	if err != nil {
+		fail(err)
+	}
+	fInit := await(f, checkers.KindInit)
+	big := slowChunk(5 << 20)
+	for _, s := range []checkers.Session{e, f} {
+		if err := s.Submit(big, checkers.SubmitOptions{}); err != nil {
+			fail(err)
+		}
+	}
+	fmt.Println("PIDS", a.(*Session).PID(), cp.PID(), bInit.PID, nested.PID, d.(*Session).PID(),
+		e.(*Session).PID(), fInit.PID)
 	time.Sleep(time.Hour)
 	os.Exit(0)
 }
 
+// slowChunk returns about size bytes of C++ whose parse takes far longer than any test waits:
+// each line asks the constant evaluator for a 200,000-step loop.
+func slowChunk(size int) string {
+	var b strings.Builder
+	b.WriteString("constexpr long spin(long n) { long s = 0; for (long i = 0; i < 200000; ++i) s += i ^ n; return s; }\n")
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "constexpr long v%d = spin(%d);\n", i, i)
+	}
+	return b.String()
+}
+
 // After kill -9 of the Go process that owns them, every shim process ends: active sessions,
-// dormant checkpoints, resumed sessions and their nested checkpoints.
+// dormant checkpoints, resumed sessions and their nested checkpoints, and root and resumed
+// sessions in the middle of parsing a 5 MB chunk (which would take hours to finish).
+// The deadline is generous (a liveness check, not a speed one); the time taken is logged.
 func TestNoOrphansAfterKill9(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), orphanChildEnv+"=1")
@@ -110,7 +141,7 @@ func TestNoOrphansAfterKill9(t *testing.T) {
 		t.Fatal("child printed no pids")
 	}
 	fields := strings.Fields(line)
-	if fields[0] != "PIDS" || len(fields) != 6 {
+	if fields[0] != "PIDS" || len(fields) != 8 {
 		t.Fatalf("child: %s", line)
 	}
 	var pids []int
@@ -128,10 +159,75 @@ func TestNoOrphansAfterKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	if alive := waitGone(pids, 30*time.Second); len(alive) > 0 {
+	killed := time.Now()
+	alive := waitGone(pids, 30*time.Second)
+	t.Logf("all %d shim processes gone %v after the kill", len(pids), time.Since(killed).Round(time.Millisecond))
+	if len(alive) > 0 {
 		for _, p := range alive {
 			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
 		t.Fatalf("orphaned shim processes still alive after kill -9 of their owner: %v (of %v)", alive, pids)
+	}
+}
+
+// The watchdog thread of a session ends it in the middle of a long parse as soon as its lifeline
+// hangs up or its channel is closed, with no help from a parent-death signal: the shim is
+// started here by hand, without one, and never reads its channel again during the parse.
+func TestWatchdogEndsALongParse(t *testing.T) {
+	for _, cut := range []string{"lifeline", "channel"} {
+		t.Run(cut, func(t *testing.T) {
+			mine, theirs, err := socketPair("test-channel")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer mine.Close()
+			lr, lw, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lw.Close()
+			cmd := exec.Command(os.Getenv(ShimEnv), "--channel-fd", "3", "--lifeline-fd", "4",
+				"--session", "1", "--file", t.TempDir()+"/slow.cpp", "--", "-x", "c++")
+			cmd.ExtraFiles = []*os.File{theirs, lr}
+			cmd.Stderr = os.Stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			theirs.Close()
+			lr.Close()
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			defer cmd.Process.Kill()
+			text := slowChunk(64 << 10)
+			if _, err := fmt.Fprintf(mine, "{\"op\":\"submit\",\"len\":%d}\n%s", len(text), text); err != nil {
+				t.Fatal(err)
+			}
+			// Parsing now (init is the only event before the chunk's progress, hours away).
+			r := bufio.NewReader(mine)
+			if l, err := r.ReadString('\n'); err != nil || !strings.Contains(l, `"init"`) {
+				t.Fatalf("first event %q, %v", l, err)
+			}
+			time.Sleep(300 * time.Millisecond)
+			select {
+			case err := <-exited:
+				t.Fatalf("shim ended before the cut: %v", err)
+			default:
+			}
+			if cut == "lifeline" {
+				lw.Close()
+			} else {
+				mine.Close()
+			}
+			select {
+			case <-exited:
+			case <-time.After(hangGuard):
+				t.Fatalf("shim still parsing %v after its %s was cut", hangGuard, cut)
+			}
+			if cut == "lifeline" {
+				if rest, _ := io.ReadAll(r); strings.Contains(string(rest), "progress") {
+					t.Fatalf("the chunk finished parsing (%q): the test proves nothing", rest)
+				}
+			}
+		})
 	}
 }

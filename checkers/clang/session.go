@@ -10,7 +10,6 @@ import (
 	"net"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hydra-lsp/hydra/checkers"
@@ -22,7 +21,7 @@ type Session struct {
 	id     int64
 	parent int64 // checkpoint resumed from, or 0
 	res    resolved
-	conn   net.Conn
+	conn   *fdConn
 	events chan checkers.Event
 	notify chan struct{} // a queued event or the end is waiting for the deliverer
 	stop   chan struct{} // closed by Close: the deliverer and watchdog quit
@@ -33,6 +32,8 @@ type Session struct {
 	cmd     *exec.Cmd
 	exited  chan struct{}
 	exitErr error
+	// proc is a resumed session's pidfd, from its init event (nil before).
+	proc *pidFD
 
 	// wmu serialises writes to conn so that the shim receives chunks in the order text grows.
 	wmu sync.Mutex
@@ -66,13 +67,13 @@ type virtualChkpt struct {
 
 var _ checkers.Session = (*Session)(nil)
 
-func newSession(c *Checker, id, parent int64, res resolved, conn net.Conn, prefix []byte) *Session {
+func newSession(c *Checker, id, parent int64, res resolved, conn *net.UnixConn, prefix []byte) *Session {
 	return &Session{
 		c:      c,
 		id:     id,
 		parent: parent,
 		res:    res,
-		conn:   conn,
+		conn:   newFdConn(conn),
 		events: make(chan checkers.Event, 64),
 		notify: make(chan struct{}, 1),
 		stop:   make(chan struct{}),
@@ -220,14 +221,6 @@ func (s *Session) writeErr(err error) error {
 	return err
 }
 
-// writeLine writes one protocol line (used for resume).
-func (s *Session) writeLine(b []byte) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	_, err := s.conn.Write(b)
-	return err
-}
-
 // Close ends the session and its process at once. It is safe to call more than once.
 func (s *Session) Close() error {
 	s.mu.Lock()
@@ -252,21 +245,26 @@ func (s *Session) Close() error {
 	if s.cancel != nil {
 		s.cancel()
 	}
+	s.mu.Lock()
+	proc := s.proc
+	s.mu.Unlock()
+	proc.close()
 	return nil
 }
 
-// kill ends the session's process at once.
+// kill ends the session's process at once: a root session through os.Process (a pidfd on
+// Linux), a resumed one through the pidfd it sent with its init. A resumed session that has
+// not sent its init yet has no identity to signal; it ends when its channel hangs up (its
+// watchdog) or with the driver (lifeline).
 func (s *Session) kill() {
 	if s.cmd != nil {
 		_ = s.cmd.Process.Kill()
 		return
 	}
 	s.mu.Lock()
-	pid := s.pid
+	proc := s.proc
 	s.mu.Unlock()
-	if pid > 0 {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
+	proc.kill()
 }
 
 // waitingLocked reports whether an answer from the shim is due.
@@ -383,6 +381,15 @@ func (s *Session) handle(ev checkers.Event) bool {
 		if ev.PID > 0 {
 			s.pid = ev.PID
 		}
+		if s.parent != 0 && s.proc == nil {
+			fds, err := s.conn.take(1)
+			if err != nil {
+				s.mu.Unlock()
+				s.fail(err.Error())
+				return true
+			}
+			s.proc = newPidFD(fds[0])
+		}
 		ev.ID, ev.Parent = s.id, s.parent
 		s.pushLocked(ev)
 	case checkers.KindProgress:
@@ -423,7 +430,13 @@ func (s *Session) handle(ev checkers.Event) bool {
 		}
 		prefix := s.text[:ev.Off]
 		s.mu.Unlock()
-		s.c.adoptChkpt(s, &ev, prefix)
+		fds, err := s.conn.take(2)
+		if err != nil {
+			s.fail(err.Error())
+			s.kill()
+			return true
+		}
+		s.c.adoptChkpt(s, &ev, prefix, fds)
 		s.mu.Lock()
 		if s.finished {
 			// Closed meanwhile: nobody will adopt it.

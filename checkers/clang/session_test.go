@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hydra-lsp/hydra/checkers"
+	"github.com/hydra-lsp/hydra/checkers/chunk"
 )
 
 // run checks text line by line in a fresh session and returns its events.
@@ -296,5 +297,60 @@ func TestSessionCloseAndMisuse(t *testing.T) {
 	}
 	if n, m := c.Live(); n != 0 || m != 0 {
 		t.Fatalf("after Close %d sessions, %d checkpoints live", n, m)
+	}
+}
+
+// #embed and __has_embed (C23, and C++ as an extension) and a leading UTF-8 byte-order mark get
+// the verdict whole-file clang gives (first error line, column and message), where the shim
+// used to crash (#embed) or reject the file (BOM).
+func TestEmbedAndByteOrderMarkAgreeWithWholeFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "data.bin"), []byte{1, 2, 3, 0, 255}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const bom = "\xEF\xBB\xBF"
+	cases := []struct {
+		name, file string
+		flags      []string
+		text       string
+	}{
+		{"embed in C23", "e.c", []string{"-std=c23"},
+			"const unsigned char d[] = {\n#embed \"data.bin\"\n};\nint main(void) { return d[0]; }\n"},
+		{"embed with parameters in C23", "e.c", []string{"-std=c23"},
+			"const unsigned char d[] = {\n#embed \"data.bin\" limit(2) suffix(, 9) if_empty(0)\n};\nint main(void) { return d[1]; }\n"},
+		{"embed of a missing file", "e.c", []string{"-std=c23"},
+			"const unsigned char d[] = {\n#embed \"missing.bin\"\n};\n"},
+		{"embed in C++", "e.cpp", []string{"-std=c++17"},
+			"#include <cstddef>\nconst unsigned char d[] = {\n#embed <data.bin>\n};\nstd::size_t n = sizeof d;\n"},
+		{"has_embed in C++", "h.cpp", []string{"-std=c++17"},
+			"#if __has_embed(\"data.bin\") && !__has_embed(\"nope.bin\")\nint found = 1;\n#else\nint found = x;\n#endif\n"},
+		{"has_embed used wrongly", "h.c", []string{"-std=c23"},
+			"int f(void) { return __has_embed(\"data.bin\"); }\n"},
+		{"byte-order mark, accepted", "b.cpp", nil, bom + "#include <cstdio>\nint main() { std::puts(\"hi\"); }\n"},
+		{"byte-order mark, error on line 1", "b.c", nil, bom + "int x = ;\n"},
+		{"byte-order mark alone on line 1", "b.c", nil, bom + "\nint y = z;\n"},
+		{"byte-order mark not at the start", "b.c", nil, "int a;\n" + bom + "int b;\n"},
+	}
+	c := newChecker(t, Options{})
+	for _, cs := range cases {
+		t.Run(cs.name, func(t *testing.T) {
+			flags := append([]string{"-I", dir}, cs.flags...)
+			want := wholeFile(t, dir, cs.file, flags, cs.text)
+			opts := checkers.SessionOptions{Filename: filepath.Join(dir, cs.file), Flags: flags}
+			s, err := c.Start(context.Background(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			var pieces []string // cut as the engine cuts, where the lexer state is clean
+			for _, ch := range chunk.Split(cs.text, chunk.OptionsForFlags(flags, cs.file)) {
+				pieces = append(pieces, ch.Text)
+			}
+			submitAll(t, s, pieces)
+			got, _ := sessionVerdict(t, collect(t, s))
+			if got.OK != want.OK || got.Line != want.Line || got.Col != want.Col || got.Diag != want.Diag {
+				t.Fatalf("checker: %v\nwhole-file clang: %v", got, want)
+			}
+		})
 	}
 }

@@ -5,21 +5,29 @@
 // stream socket, fd given on the command line) and is pulled into the preprocessor one chunk at a
 // time, each time the previous chunk ends. While the process is blocked waiting for the next chunk,
 // compiler state and accepted text agree exactly; a fork() at that moment is a checkpoint: the
-// child stays dormant on its own abstract UNIX socket and, for every `resume`, forks a grandchild
-// that takes the new connection as its channel and carries on parsing from there.
+// child stays dormant on a private control socket whose only other end is passed to the driver
+// (SCM_RIGHTS, with the event that announces the checkpoint) and, for every `resume` on it, forks
+// a grandchild that takes the channel passed along with the resume as its own and carries on
+// parsing from there. Nothing listens anywhere: no other process can reach a checkpoint.
 //
 // Wire protocol (one JSON object per line):
 //   engine → session   {"op":"submit","len":N,"cat":"…","chkpt":ID?,"keep_going":B?}\n followed by N raw bytes
 //                      (or {"op":"submit","delta":"…",…} with the text inline, valid UTF-8 only),
 //                      {"op":"eos"}
-//   engine → dormant   {"op":"resume","id":SESSION}, {"op":"free"}
+//   engine → dormant   {"op":"resume","id":SESSION} + the new session's channel (SCM_RIGHTS);
+//                      {"op":"free"} or closing the control socket ends the checkpoint
 //   shim → engine      {"event":"init"|"progress"|"error"|"chkpt"|"done"|"crash", …} as the Go
-//                      type checkers.Event spells them.
+//                      type checkers.Event spells them. A chkpt event carries two descriptors
+//                      (SCM_RIGHTS): the checkpoint's control socket and its pidfd; the init of a
+//                      resumed session carries its own pidfd, so that the driver signals only
+//                      processes whose identity is verified.
 // Offsets are bytes of the checked text; the injected `#line` prefix of each chunk never counts.
 //
 // Processes never outlive their owner: every process polls a "lifeline" pipe (the owner keeps the
-// only write end) together with its channel or socket and exits on hang-up; active sessions also
-// exit on channel EOF; the first process additionally gets PR_SET_PDEATHSIG from its starter.
+// only write end) together with its channel or control socket and exits on hang-up; an active
+// session also runs a watchdog thread that does the same (and watches the channel for hang-up)
+// while the parser is busy, so a long parse ends with its owner too; the first process gets
+// PR_SET_PDEATHSIG from its starter, a resumed session from the dormant checkpoint it forks from.
 //
 // Clang extension points used, each in its own class below:
 //   NextChunkPragma  (PragmaHandler)      starts the stream from the main buffer;
@@ -37,7 +45,7 @@
 #include "clang/Frontend/FrontendActions.h"
 #include "clang/Frontend/TextDiagnosticPrinter.h"
 #include "clang/Frontend/Utils.h"
-#include "clang/Lex/HeaderSearchOptions.h"
+#include "clang/Lex/HeaderSearch.h"
 #include "clang/Lex/HeaderSearchOptions.h"
 #include "clang/Lex/PPCallbacks.h"
 #include "clang/Lex/Pragma.h"
@@ -60,9 +68,11 @@
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <string>
+#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/un.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <vector>
 
@@ -96,9 +106,36 @@ bool writeAll(int fd, const char *p, size_t n) {
   return true;
 }
 
-// send writes one event line to the channel. If the engine is gone there is nobody to check
-// for, so the process ends.
-void sendObject(llvm::json::Object Obj) {
+// sendFds writes the first byte of P with the descriptors Fds attached (SCM_RIGHTS), then the
+// rest. On a stream socket the descriptors arrive no later than that byte.
+bool sendFds(int Sock, const char *P, size_t N, std::initializer_list<int> Fds) {
+  alignas(cmsghdr) char Ctl[CMSG_SPACE(sizeof(int) * 4)] = {};
+  size_t K = Fds.size();
+  iovec Iov{const_cast<char *>(P), 1};
+  msghdr MH{};
+  MH.msg_iov = &Iov;
+  MH.msg_iovlen = 1;
+  MH.msg_control = Ctl;
+  MH.msg_controllen = CMSG_SPACE(sizeof(int) * K);
+  cmsghdr *CM = CMSG_FIRSTHDR(&MH);
+  CM->cmsg_level = SOL_SOCKET;
+  CM->cmsg_type = SCM_RIGHTS;
+  CM->cmsg_len = CMSG_LEN(sizeof(int) * K);
+  memcpy(CMSG_DATA(CM), Fds.begin(), sizeof(int) * K);
+  for (;;) {
+    ssize_t W = sendmsg(Sock, &MH, MSG_NOSIGNAL);
+    if (W == 1)
+      break;
+    if (W < 0 && errno == EINTR)
+      continue;
+    return false;
+  }
+  return writeAll(Sock, P + 1, N - 1);
+}
+
+// send writes one event line to the channel, with descriptors attached when Fds is not empty.
+// If the engine is gone there is nobody to check for, so the process ends.
+void sendObject(llvm::json::Object Obj, std::initializer_list<int> Fds = {}) {
   if (gChanFd < 0)
     return;
   std::string S;
@@ -106,11 +143,55 @@ void sendObject(llvm::json::Object Obj) {
   OS << llvm::json::Value(std::move(Obj));
   OS.flush();
   S.push_back('\n');
-  if (!writeAll(gChanFd, S.data(), S.size()))
+  bool OK = Fds.size() > 0 ? sendFds(gChanFd, S.data(), S.size(), Fds)
+                           : writeAll(gChanFd, S.data(), S.size());
+  if (!OK)
     _exit(0);
 }
 
-void send(std::initializer_list<llvm::json::Object::KV> KVs) { sendObject(llvm::json::Object(KVs)); }
+// pidfdOpen returns a pidfd for Pid (-1 on failure). Passed to the driver, it lets the driver
+// signal exactly this process, never a later one that reuses its pid.
+int pidfdOpen(pid_t Pid) { return int(syscall(SYS_pidfd_open, Pid, 0)); }
+
+// watchdogMain is the body of the watchdog thread of an active session: it ends the process as
+// soon as the lifeline hangs up (the owner is gone) or the channel is hung up (the owner closed
+// the session), even while the main thread is deep in a long parse and reads neither. It only
+// calls poll() and _exit(), and holds no lock, so fork() from the main thread stays safe (the
+// child has no watchdog; a resumed session starts its own).
+void *watchdogMain(void *Arg) {
+  int Chan = int(reinterpret_cast<intptr_t>(Arg));
+  for (;;) {
+    pollfd P[2] = {{gLifeline, POLLIN, 0}, {Chan, POLLRDHUP, 0}};
+    int N = poll(P, 2, -1); // a negative fd (no lifeline) is skipped by poll
+    if (N < 0) {
+      if (errno == EINTR)
+        continue;
+      return nullptr;
+    }
+    if (P[0].revents || (P[1].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+      _exit(0);
+  }
+}
+
+void startWatchdog(int Chan) {
+  // The thread blocks every signal, so that signals (a crash, a kill) are handled by the main
+  // thread, whose crash handler reports them.
+  sigset_t All, Old;
+  sigfillset(&All);
+  pthread_sigmask(SIG_SETMASK, &All, &Old);
+  pthread_attr_t A;
+  pthread_attr_init(&A);
+  pthread_attr_setstacksize(&A, 64 * 1024);
+  pthread_attr_setdetachstate(&A, PTHREAD_CREATE_DETACHED);
+  pthread_t T;
+  pthread_create(&T, &A, watchdogMain, reinterpret_cast<void *>(intptr_t(Chan)));
+  pthread_attr_destroy(&A);
+  pthread_sigmask(SIG_SETMASK, &Old, nullptr);
+}
+
+void send(std::initializer_list<llvm::json::Object::KV> KVs, std::initializer_list<int> Fds = {}) {
+  sendObject(llvm::json::Object(KVs), Fds);
+}
 
 // crashHandler reports a fatal signal on the channel before dying by it, so that the engine
 // sees "checker crashed: signal N" rather than a bare EOF. Only async-signal-safe calls.
@@ -151,8 +232,9 @@ void installCrashHandlers() {
     sigaction(Sig, &SA, nullptr);
 }
 
-// Channel reads JSON-line messages (and raw submit payloads) from one fd, waiting in poll()
+// Channel reads JSON-line messages (and raw submit payloads) from one socket, waiting in poll()
 // together with the lifeline so that a dead owner ends the process even while it is idle.
+// Descriptors that arrive with the data (SCM_RIGHTS: a resume's channel) are kept in order.
 class Channel {
 public:
   void reset(int Fd) {
@@ -160,8 +242,23 @@ public:
     Buf.clear();
     Pos = 0;
     Scanned = 0;
+    closeFds();
   }
   int fd() const { return Fd; }
+
+  // takeFd returns the oldest descriptor received and not yet taken, or -1.
+  int takeFd() {
+    if (Fds.empty())
+      return -1;
+    int F = Fds.front();
+    Fds.erase(Fds.begin());
+    return F;
+  }
+  void closeFds() {
+    for (int F : Fds)
+      close(F);
+    Fds.clear();
+  }
 
   // readLine reads up to the next '\n'. False on EOF, error or timeout (TimeoutMs >= 0).
   bool readLine(std::string &Line, int TimeoutMs = -1) {
@@ -216,9 +313,23 @@ private:
       if (gLifeline >= 0 && P[1].revents)
         _exit(0); // the owner is gone (the lifeline never carries data)
       if (P[0].revents) {
-        ssize_t R = read(Fd, Tmp, sizeof(Tmp));
+        alignas(cmsghdr) char Ctl[CMSG_SPACE(sizeof(int) * 8)];
+        iovec Iov{Tmp, sizeof(Tmp)};
+        msghdr MH{};
+        MH.msg_iov = &Iov;
+        MH.msg_iovlen = 1;
+        MH.msg_control = Ctl;
+        MH.msg_controllen = sizeof(Ctl);
+        ssize_t R = recvmsg(Fd, &MH, MSG_CMSG_CLOEXEC);
         if (R < 0 && (errno == EINTR || errno == EAGAIN))
           continue;
+        for (cmsghdr *CM = R >= 0 ? CMSG_FIRSTHDR(&MH) : nullptr; CM; CM = CMSG_NXTHDR(&MH, CM))
+          if (CM->cmsg_level == SOL_SOCKET && CM->cmsg_type == SCM_RIGHTS)
+            for (size_t I = 0; I < (CM->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++I) {
+              int F;
+              memcpy(&F, CMSG_DATA(CM) + I * sizeof(int), sizeof(int));
+              Fds.push_back(F);
+            }
         if (R <= 0)
           return false;
         Buf.append(Tmp, size_t(R));
@@ -228,6 +339,7 @@ private:
   }
 
   int Fd = -1;
+  std::vector<int> Fds; // received descriptors, oldest first
   std::string Buf;
   size_t Pos = 0;     // start of unread data
   size_t Scanned = 0; // no '\n' in Buf[Pos:Scanned]
@@ -372,6 +484,9 @@ const char *categorize(DiagnosticsEngine::Level L, unsigned ID, llvm::StringRef 
 
 // ───────────────────────────── the stream ─────────────────────────────
 
+// kChunkMark is in the name of every chunk's virtual file (<checked file><mark><index>).
+const char kChunkMark[] = ".hydra-chunk-";
+
 // Chunk is one piece of checked text as Clang sees it: a FileID whose buffer is a `#line`
 // directive (Prefix bytes, not part of the text) followed by the chunk's text.
 struct Chunk {
@@ -398,7 +513,6 @@ struct Place {
 class Stream {
 public:
   std::string Filename;
-  std::string SockPrefix;
   int64_t Session = 0;
   Channel Chan;
   bool FatalStop = false;
@@ -413,6 +527,7 @@ public:
   bool pullNext() {
     for (;;) {
       Msg M = readMsg(Chan);
+      Chan.closeFds(); // the driver sends descriptors only to checkpoints
       switch (M.K) {
       case Msg::Submit:
         enterChunk(std::move(M));
@@ -681,10 +796,28 @@ private:
     C.KeepGoing = M.KeepGoing;
     C.Last = M.Text.empty() ? '\0' : M.Text.back();
     blankPragmas(M.Text);
+    // A UTF-8 byte-order mark is skipped by Clang's lexer only at the very start of a file, and
+    // counts in the columns of line 1. Only the document's first bytes are that start; they are
+    // not at the start of the chunk's buffer (the #line prefix is), so they become three spaces:
+    // same offsets, same columns, nothing to lex. Anywhere else a BOM stays an error, as in the
+    // whole file.
+    if (Total == 0 && llvm::StringRef(M.Text).starts_with("\xEF\xBB\xBF"))
+      M.Text.replace(0, 3, "   ");
     Buf += M.Text;
     SourceLocation Inc = SM->getLocForStartOfFile(SM->getMainFileID());
-    C.FID = SM->createFileID(llvm::MemoryBuffer::getMemBufferCopy(Buf, Filename), SrcMgr::C_User,
-                             0, 0, Inc);
+    // Each chunk is a virtual file next to the checked file (a FileEntry whose contents are the
+    // chunk's buffer), not a bare memory buffer: parts of Clang assume the current lexer has a
+    // file (#embed and __has_embed dereference its FileEntry and crash on a bare buffer; quoted
+    // #include / #embed look next to it). The name never appears in diagnostics, which use the
+    // #line name; RootedFS answers for it without touching the disk.
+    std::string VName = Filename + kChunkMark + std::to_string(Chunks.size());
+    FileEntryRef FE = CI->getFileManager().getVirtualFileRef(VName, off_t(Buf.size()), 0);
+    SM->overrideFileContents(FE, llvm::MemoryBuffer::getMemBufferCopy(Buf, VName));
+    // HeaderSearch expects every file that can include another to have header info (an
+    // #include "x" from a file without it crashes in HeaderSearch::LookupFile): make it, as
+    // entering the main file or an #include does.
+    PP->getHeaderSearchInfo().getFileInfo(FE);
+    C.FID = SM->createFileID(FE, Inc, SrcMgr::C_User);
     Total += C.Len;
     ByFID[C.FID] = Chunks.size();
     Chunks.push_back(std::move(C));
@@ -693,90 +826,89 @@ private:
 
   // ── checkpoints ──
 
-  // checkpoint forks a dormant copy of this process for the prefix up to Off. The listening
-  // socket is bound before the fork, so it is ready by the time the chkpt event is sent.
+  // checkpoint forks a dormant copy of this process for the prefix up to Off. Its control
+  // channel is a socket pair made before the fork: the child keeps one end, the other goes to
+  // the driver with the chkpt event (SCM_RIGHTS), together with a pidfd of the child. The pair
+  // has no name, so only the driver (who holds the other end) can ever talk to the checkpoint.
   void checkpoint(int64_t ID, size_t Off) {
-    std::string Name = SockPrefix + "-" + std::to_string(ID);
-    int S = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un A{};
-    A.sun_family = AF_UNIX;
-    if (S < 0 || Name.size() + 1 >= sizeof(A.sun_path)) {
-      if (S >= 0)
-        close(S);
-      return;
-    }
-    memcpy(A.sun_path + 1, Name.data(), Name.size()); // abstract namespace: sun_path[0] == 0
-    socklen_t Len = socklen_t(offsetof(sockaddr_un, sun_path) + 1 + Name.size());
-    if (bind(S, reinterpret_cast<sockaddr *>(&A), Len) < 0 || listen(S, 64) < 0) {
+    int Ctl[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, Ctl) < 0) {
       llvm::errs() << "hydra-clang-shim: checkpoint " << ID << ": " << strerror(errno) << "\n";
-      close(S);
       return;
     }
     auto T0 = std::chrono::steady_clock::now();
     pid_t Pid = fork();
     auto T1 = std::chrono::steady_clock::now();
     if (Pid < 0) {
-      close(S);
+      close(Ctl[0]);
+      close(Ctl[1]);
       return;
     }
     if (Pid == 0) {
-      dormant(S, ID); // returns only in a resumed session
+      close(Ctl[0]);
+      dormant(Ctl[1], ID); // returns only in a resumed session
       return;
     }
-    close(S);
+    close(Ctl[1]);
+    // SIGCHLD is ignored, so a child that died at once would be reaped and its pid free again:
+    // the pidfd is opened while the child still holds its end of the pair and cannot have exited
+    // on its own (it exits only when that end hangs up or the lifeline does).
+    int PidFd = pidfdOpen(Pid);
     auto Us = std::chrono::duration_cast<std::chrono::microseconds>(T1 - T0).count();
-    send({{"event", "chkpt"},
-          {"off", int64_t(Off)},
-          {"id", ID},
-          {"parent", Session},
-          {"pid", int64_t(Pid)},
-          {"meta", llvm::json::Object{{"fork_us", int64_t(Us)}}}});
+    if (PidFd >= 0)
+      send({{"event", "chkpt"},
+            {"off", int64_t(Off)},
+            {"id", ID},
+            {"parent", Session},
+            {"pid", int64_t(Pid)},
+            {"meta", llvm::json::Object{{"fork_us", int64_t(Us)}}}},
+           {Ctl[0], PidFd});
+    close(Ctl[0]); // the driver has its own copy now; without a pidfd, the child sees EOF and exits
+    if (PidFd >= 0)
+      close(PidFd);
   }
 
-  // dormant is the checkpoint's life: wait for resume or free. A resume forks a grandchild
-  // that returns from here into the parser with the new connection as its channel.
-  void dormant(int Listen, int64_t ID) {
+  // dormant is the checkpoint's life: wait on the control socket for resume or free. A resume
+  // brings the new session's channel (SCM_RIGHTS) and forks a grandchild that returns from here
+  // into the parser with that channel. Free, or the driver closing the control socket, ends it.
+  void dormant(int Ctl, int64_t ID) {
     close(Chan.fd());
     gChanFd = -1;
-    Chan.reset(-1);
+    Chan.reset(Ctl);
     for (;;) {
-      pollfd P[2] = {{Listen, POLLIN, 0}, {gLifeline, POLLIN, 0}};
-      int N = poll(P, gLifeline >= 0 ? 2 : 1, -1);
-      if (N < 0) {
-        if (errno == EINTR)
-          continue;
-        _exit(1);
-      }
-      if (gLifeline >= 0 && P[1].revents)
+      Msg M = readMsg(Chan); // exits on lifeline hang-up
+      if (M.K == Msg::Gone || M.K == Msg::Free)
         _exit(0);
-      if (!(P[0].revents & POLLIN))
-        continue;
-      int Conn = accept4(Listen, nullptr, nullptr, SOCK_CLOEXEC);
-      if (Conn < 0)
-        continue;
-      Chan.reset(Conn);
-      Msg M = readMsg(Chan, 10000);
-      if (M.K == Msg::Free)
-        _exit(0);
-      if (M.K != Msg::Resume) {
-        close(Conn);
-        Chan.reset(-1);
-        continue;
+      int Fd = Chan.takeFd();
+      Chan.closeFds();
+      if (M.K != Msg::Resume || Fd < 0) {
+        if (Fd >= 0)
+          close(Fd);
+        continue; // the driver never sends anything else; ignore it
       }
+      pid_t Dormant = getpid();
       pid_t Pid = fork();
       if (Pid == 0) {
-        close(Listen);
-        gChanFd = Conn;
+        // The resumed session dies with the checkpoint (which dies with the driver).
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != Dormant)
+          _exit(0);
+        close(Ctl);
+        Chan.reset(Fd);
+        gChanFd = Fd;
         Session = M.ID;
+        startWatchdog(Fd);
+        int Self = pidfdOpen(getpid());
         send({{"event", "init"},
               {"id", Session},
               {"parent", ID},
               {"pid", int64_t(getpid())},
-              {"off", int64_t(Total)}});
-        return; // back into the parser, which goes on reading chunks from Conn
+              {"off", int64_t(Total)}},
+             {Self});
+        close(Self);
+        return; // back into the parser, which goes on reading chunks from Fd
       }
-      close(Conn);
-      Chan.reset(-1);
+      close(Fd);
     }
   }
 
@@ -887,6 +1019,14 @@ public:
   }
 
   llvm::ErrorOr<llvm::vfs::Status> status(const llvm::Twine &Path) override {
+    // FileManager stats a chunk's virtual file once when it is made. It never exists on disk,
+    // but it is said to (a fresh unique id, no disk access), so that FileManager gives its entry
+    // a real path name next to the checked file: #embed "x" looks for x next to the real path
+    // of the file it is in, as it does for the whole file.
+    std::string P = Path.str();
+    if (llvm::StringRef(P).contains(kChunkMark))
+      return llvm::vfs::Status(P, llvm::vfs::getNextVirtualUniqueID(), {}, 0, 0, 0,
+                               llvm::sys::fs::file_type::regular_file, llvm::sys::fs::all_read);
     if (!allowed(Path) && !isFileDir(Path))
       return notFound();
     return ProxyFileSystem::status(Path);
@@ -991,7 +1131,7 @@ llvm::IntrusiveRefCntPtr<RootedFS> guardFileSystem(const CompilerInvocation &Inv
 
 [[noreturn]] void usage(const char *Why) {
   llvm::errs() << "hydra-clang-shim: " << Why
-               << "\nusage: hydra-clang-shim --channel-fd N [--lifeline-fd N] --socket-prefix P "
+               << "\nusage: hydra-clang-shim --channel-fd N [--lifeline-fd N] "
                   "--session ID --file F [--root DIR] [--clang PATH] -- CLANG_FLAGS...\n";
   _exit(2);
 }
@@ -1019,7 +1159,7 @@ int main(int argc, char **argv) {
     else if (A == "--lifeline-fd")
       gLifeline = atoi(V);
     else if (A == "--socket-prefix")
-      TheStream.SockPrefix = V;
+      ; // accepted for compatibility: checkpoints have no sockets of their own any more
     else if (A == "--session")
       TheStream.Session = atoll(V);
     else if (A == "--file")
@@ -1033,10 +1173,11 @@ int main(int argc, char **argv) {
   }
   for (; I < argc; ++I)
     Flags.push_back(argv[I]);
-  if (gChanFd < 0 || TheStream.Filename.empty() || TheStream.SockPrefix.empty())
-    usage("--channel-fd, --socket-prefix and --file are required");
+  if (gChanFd < 0 || TheStream.Filename.empty())
+    usage("--channel-fd and --file are required");
   TheStream.Chan.reset(gChanFd);
   installCrashHandlers();
+  startWatchdog(gChanFd);
 
   send({{"event", "init"},
         {"id", TheStream.Session},
