@@ -26,9 +26,11 @@ for (const line of readFileSync(file, "utf8").split("\n")) {
   frames.push({ lines, cx: Number(m[1]), cy: Number(m[2]) });
   lines = [];
 }
-// Blank screens (before the editor drew) and the ones after the test typed ":qa!" are left out.
-const quit = frames.findIndex((f) => f.lines.some((l) => /^(\x1b\[[0-9;]*m)*:qa!/.test(l)));
-const shown = (quit >= 0 ? frames.slice(0, quit) : frames).filter((f) => f.lines.some((l) => l.trim() !== ""));
+// Blank screens (before the editor drew) and the ones from the test typing ":qa!" on (or the
+// editor gone: tmux's "Pane is dead") are left out.
+const plain = (l) => l.replace(/\x1b\[[0-9;]*m/g, "");
+const quit = frames.findIndex((f) => f.lines.some((l) => /^:qa!|^Pane is dead/.test(plain(l))));
+const shown = (quit >= 0 ? frames.slice(0, quit) : frames).filter((f) => f.lines.some((l) => plain(l).trim() !== ""));
 
 // --- colours: the 16 ANSI ones, then xterm's 256-colour cube and greys ----------------------------
 const base = ["#1e1e2e", "#f38ba8", "#a6e3a1", "#f9e2af", "#89b4fa", "#f5c2e7", "#94e2d5", "#bac2de",

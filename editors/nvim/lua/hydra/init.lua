@@ -106,7 +106,8 @@ local function echo(msg, hl, history)
     vim.schedule(function()
       local w = waiting_echo
       waiting_echo = nil
-      if w then
+      -- Not over a command line being typed: statuslines still get it through status().
+      if w and vim.api.nvim_get_mode().mode:sub(1, 1) ~= "c" then
         vim.api.nvim_echo({ { M.fit(w[1]), w[2] or "None" } }, false, {})
       end
     end)
