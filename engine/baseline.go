@@ -20,8 +20,7 @@ import (
 // Excused errors neither stop a rollout nor spend an attempt: every session runs with
 // SubmitOptions.KeepGoing, so Clang recovers and goes on reporting progress past them.
 
-// baselineTimeout bounds the baseline check (a whole-document check, warm from a checkpoint of
-// the document's preamble when there is one).
+// baselineTimeout bounds the baseline check (a whole-document check).
 const baselineTimeout = 2 * time.Minute
 
 // baseline is the baseline's errors, once checked.
@@ -50,32 +49,18 @@ func (s *search) checkBaseline() *baseline {
 	return s.base
 }
 
-// CheckText checks text as a whole translation unit in one session (resuming the nearest
-// checkpoint the checker offers for it, e.g. a warm preamble) and returns its errors in order.
+// CheckText checks text as a whole translation unit in one fresh session and returns its errors
+// in order.
 func CheckText(ctx context.Context, ck checkers.Checker, opts checkers.SessionOptions, text string) ([]checkers.Event, error) {
-	var sess checkers.Session
-	var err error
-	from := 0
-	// Only a checkpoint within the preamble: one further on may have been taken after an error
-	// (SubmitOptions.KeepGoing), whose report this check would then miss.
-	if cp := ck.Nearest(opts, text); cp != nil && cp.Off() > chunk.PreambleEnd(text, chunk.OptionsForFlags(opts.Flags, opts.Filename)) {
-		cp.Release()
-	} else if cp != nil {
-		sess, err = ck.Resume(ctx, cp)
-		from = cp.Off()
-		cp.Release()
-		if err != nil {
-			from = 0
-		}
-	}
-	if sess == nil {
-		if sess, err = ck.Start(ctx, opts); err != nil {
-			return nil, fmt.Errorf("check document: start session: %w", err)
-		}
+	// A fresh session, never a resumed checkpoint: the verdict must not depend on a state made
+	// elsewhere (a checkpoint taken past an error, or for another document).
+	sess, err := ck.Start(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("check document: start session: %w", err)
 	}
 	defer sess.Close()
 	go func() {
-		for _, c := range chunk.Split(text[from:], chunk.OptionsForFlags(opts.Flags, opts.Filename)) {
+		for _, c := range chunk.Split(text, chunk.OptionsForFlags(opts.Flags, opts.Filename)) {
 			if sess.Submit(c.Text, checkers.SubmitOptions{Cat: c.Cat}) != nil {
 				return
 			}

@@ -741,6 +741,9 @@ func (s *Server) recheck(g *generation, sum *Summary, res *engine.Result, text s
 		fresh = append(fresh, e)
 	}
 	sum.DocumentErrors = len(fresh)
+	if len(fresh) > 0 {
+		s.logf("%s: checked again with the user's edits: %d error(s), first at line %d: %s", g.uri, len(fresh), fresh[0].Line, fresh[0].Diag)
+	}
 	if len(fresh) == 0 {
 		sum.Message += "; checked again with your edits: it compiles"
 		return
