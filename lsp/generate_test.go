@@ -195,6 +195,7 @@ func TestPlaceGenerate(t *testing.T) {
 		{name: "blank line after a function", text: "int f() {\n}\n\nint g();\n", at: 12, wantOff: 12, wantLead: "\n"},
 		{name: "start of a statement line", text: "int f() {\n  return 1;\n}\n", at: 10, wantOff: 10},
 		{name: "on a closing brace at column 0", text: "int f() {\n  return 1;\n}\nint g();\n", at: 22, wantOff: 24, wantLead: "\n", wantPad: true},
+		{name: "inside a block comment", text: "/* Sum\n   of v.\n*/\nint main(){}\n", at: 3, wantOff: 19, wantPad: true},
 		{name: "start of a comment line", text: "// add\nint main(){}\n", at: 0, wantOff: 7, wantPad: true},
 		{name: "selection ending at a line start", text: "// add two ints\nint main(){}\n", at: 16, rangeEnd: true, wantOff: 16, wantPad: true},
 	}

@@ -65,6 +65,15 @@ func placeGenerate(text string, off int, rangeEnd bool, opts chunk.Options) plac
 	default:
 		p.off, p.lead = lineEnd, "\n" // the last line has no line break
 	}
+	// Inside a block comment (a line of a /* … */ instruction), the code goes after the comment.
+	for p.lead == "" && p.off < len(text) && chunk.InCommentOrLiteral(text[:p.off], opts) {
+		_, le := lineBounds(text, p.off)
+		if le == len(text) {
+			p.off, p.lead = le, "\n"
+			break
+		}
+		p.off = le + 1
+	}
 	// Blank lines from the insertion point up to a closing brace are taken over by the
 	// generated code (no blank line is left before an existing `}`).
 	end := p.off
