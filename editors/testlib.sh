@@ -91,6 +91,7 @@ editor_test_no_orphans() {
 
 editor_test_cleanup() {
   _tui kill-server 2>/dev/null || true
+  rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$TUI_SOCKET"
   if [ -n "$_sim_pid" ]; then
     kill "$_sim_pid" 2>/dev/null || true
     wait "$_sim_pid" 2>/dev/null || true
@@ -189,6 +190,7 @@ tui_stop() {
     sleep 0.05
   done
   _tui kill-server 2>/dev/null || true
+  rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$TUI_SOCKET"
   if [ -n "$_tui_watch" ]; then
     wait "$_tui_watch" 2>/dev/null || true
     _tui_watch=""
