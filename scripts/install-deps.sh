@@ -10,7 +10,7 @@ set -euo pipefail
 
 build_pkgs=(clang-19 libclang-cpp19-dev llvm-19-dev libclang-19-dev libstdc++-12-dev make bubblewrap util-linux)
 test_pkgs=(clangd-19 neovim emacs-nox elpa-eglot procps debootstrap tmux jq
-  chromium python3 pkg-config libkrb5-dev) # the last four: VS Code's tests (vscode-extension/test/vscode/setup.sh)
+  chromium python3 pkg-config) # the last three: VS Code's tests (vscode-extension/test/vscode/setup.sh)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-build}" = test ]; then

