@@ -61,6 +61,10 @@ type Event struct {
 	Diag   string `json:"diag,omitempty"` // error: the compiler's message; crash: why
 	OK     bool   `json:"ok,omitempty"`   // done: the verdict
 	PID    int    `json:"pid,omitempty"`  // init/chkpt: the process behind it
+	// ShimUS (progress, optional): microseconds the checker process itself spent on the chunk,
+	// from having read it to reporting it; what remains of a chunk's latency is transport and
+	// driver (hydra bench checker's breakdown_ms).
+	ShimUS int64 `json:"shim_us,omitempty"`
 	// Meta carries checker-specific extras (e.g. clang's diagnostic id name, the file of an
 	// error inside a header).
 	Meta map[string]any `json:"meta,omitempty"`

@@ -33,6 +33,12 @@ type Config struct {
 	Clangd  string // clangd-19; empty skips clangd (its fields stay 0)
 	// Programs to stream; each is measured line by line.
 	Programs []agreement.Program
+	// Sets, when not empty, replaces Programs: named program sets (e.g. "default" and "heavy"),
+	// measured one after the other; the top-level figures cover them all, by_set each one.
+	Sets []Set
+	// Shim is the hydra-clang-shim binary for the raw-protocol baseline that splits a line's
+	// latency into driver, transport and shim (breakdown_ms); empty skips the split.
+	Shim string
 	// ReinvokeSamples is the number of prefix lengths per program re-checked by whole-file
 	// clang (default 4); ClangdSamples the number of didChange growths per program (default 12).
 	ReinvokeSamples int
@@ -44,6 +50,24 @@ type Config struct {
 	PreambleRuns int
 	// Log, when set, receives a line per step.
 	Log func(format string, args ...any)
+}
+
+// Set is a named set of programs.
+type Set struct {
+	Name     string
+	Programs []agreement.Program
+}
+
+// Breakdown splits a line's latency (medians over chunks, ms): the shim's own work (Clang and
+// its callbacks, the shim_us of progress events), the transport (the raw-protocol round trip
+// minus the shim's work: socket, kernel, the raw client's JSON) and the Go driver (the full
+// checkers/clang round trip minus the raw one: chunking, JSON, channels, goroutines). Each is
+// the median of per-chunk differences, so the three need not add up to the per-line median.
+type Breakdown struct {
+	Driver  float64 `json:"driver"`
+	IPC     float64 `json:"ipc"`
+	Shim    float64 `json:"shim"`
+	Samples int     `json:"samples"`
 }
 
 // Result is the benchmark's one JSON object. Times are in milliseconds.
@@ -84,6 +108,18 @@ type Result struct {
 	ByLanguage map[string]LangResult `json:"by_language"`
 	CPUs       int                   `json:"cpus"`
 	Note       string                `json:"note"`
+
+	// BreakdownMS splits the per-line latency (Config.Shim set).
+	BreakdownMS *Breakdown `json:"breakdown_ms,omitempty"`
+	// BySet repeats the figures for each program set ("default", "heavy"); the preamble figures
+	// are measured once and repeated.
+	BySet map[string]*Result `json:"by_set,omitempty"`
+	// SlopeMSPer100Lines and Growth: the per-line cost against prefix length (set by the
+	// command from MeasureGrowth).
+	SlopeMSPer100Lines *Slope   `json:"slope_ms_per_100_lines,omitempty"`
+	Growth             *Growth  `json:"growth,omitempty"`
+	Levers             []Lever  `json:"levers,omitempty"`
+	Sets               []string `json:"sets,omitempty"`
 }
 
 // LangResult is the latency comparison restricted to the programs of one language.
@@ -117,38 +153,73 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if len(cfg.Programs) == 0 {
 		return nil, errors.New("benchmark: no programs")
 	}
-	var s samples
-	byLang := map[string]*samples{}
-	res := &Result{Programs: len(cfg.Programs), CPUs: runtime.NumCPU(), ClangdMode: "clangd-19 --sync (no update debounce), full-text didChange, time to publishDiagnostics of that version",
-		CheckpointPrivateNote: "Private_Clean+Private_Dirty of dormant checkpoint processes (smaps_rollup), mean over checkpoints, measured when their session has streamed its whole program (before end of input); checkpoint_private_after_fork_kb: right after each fork",
-		Note:                  "per-line = time from Submit of a chunk (one or more lines, after the preamble) to its progress event, chunks submitted one at a time"}
-	for _, p := range cfg.Programs {
-		res.ProgramIDs = append(res.ProgramIDs, p.ID)
-		cfg.Log("program %s (%d bytes)", p.ID, len(p.Text))
-		var ps samples
-		if err := ps.measureIncremental(ctx, cfg, p); err != nil {
-			return nil, fmt.Errorf("incremental %s: %w", p.ID, err)
-		}
-		if err := ps.measureReinvoke(ctx, cfg, p); err != nil {
-			return nil, fmt.Errorf("re-invoke %s: %w", p.ID, err)
-		}
-		if cfg.Clangd != "" {
-			if err := ps.measureClangd(ctx, cfg, p); err != nil {
-				return nil, fmt.Errorf("clangd %s: %w", p.ID, err)
+	sets := cfg.Sets
+	if len(sets) == 0 {
+		sets = []Set{{Name: "default", Programs: cfg.Programs}}
+	}
+	var all samples
+	allByLang := map[string]*samples{}
+	var perSet []*samples
+	perSetByLang := []map[string]*samples{}
+	for _, set := range sets {
+		var ss samples
+		ssByLang := map[string]*samples{}
+		for _, p := range set.Programs {
+			cfg.Log("[%s] program %s (%d bytes)", set.Name, p.ID, len(p.Text))
+			var ps samples
+			if err := ps.measureIncremental(ctx, cfg, p); err != nil {
+				return nil, fmt.Errorf("incremental %s: %w", p.ID, err)
+			}
+			if cfg.Shim != "" {
+				raw, err := measureRaw(ctx, cfg.Shim, p)
+				if err != nil {
+					return nil, fmt.Errorf("raw protocol %s: %w", p.ID, err)
+				}
+				ps.split(raw)
+			}
+			if err := ps.measureReinvoke(ctx, cfg, p); err != nil {
+				return nil, fmt.Errorf("re-invoke %s: %w", p.ID, err)
+			}
+			if cfg.Clangd != "" {
+				if err := ps.measureClangd(ctx, cfg, p); err != nil {
+					return nil, fmt.Errorf("clangd %s: %w", p.ID, err)
+				}
+			}
+			for _, into := range []struct {
+				s  *samples
+				bl map[string]*samples
+			}{{&ss, ssByLang}, {&all, allByLang}} {
+				into.s.add(&ps)
+				into.s.programs++
+				if into.bl[p.Lang] == nil {
+					into.bl[p.Lang] = &samples{}
+				}
+				into.bl[p.Lang].add(&ps)
+				into.bl[p.Lang].programs++
 			}
 		}
-		s.add(&ps)
-		if byLang[p.Lang] == nil {
-			byLang[p.Lang] = &samples{}
-		}
-		byLang[p.Lang].add(&ps)
-		byLang[p.Lang].programs++
+		perSet = append(perSet, &ss)
+		perSetByLang = append(perSetByLang, ssByLang)
 	}
 	cfg.Log("preamble <bits/stdc++.h>, cold and warm")
-	if err := s.measurePreamble(ctx, cfg); err != nil {
+	if err := all.measurePreamble(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("preamble: %w", err)
 	}
+	res := summarize(&all, allByLang)
+	res.BySet = map[string]*Result{}
+	for k, set := range sets {
+		res.Sets = append(res.Sets, set.Name)
+		perSet[k].cold, perSet[k].warm = all.cold, all.warm
+		res.BySet[set.Name] = summarize(perSet[k], perSetByLang[k])
+	}
+	return res, nil
+}
 
+// summarize turns samples into a Result.
+func summarize(s *samples, byLang map[string]*samples) *Result {
+	res := &Result{Programs: s.programs, ProgramIDs: s.ids, CPUs: runtime.NumCPU(), ClangdMode: "clangd-19 --sync (no update debounce), full-text didChange, time to publishDiagnostics of that version",
+		CheckpointPrivateNote: "Private_Clean+Private_Dirty of dormant checkpoint processes (smaps_rollup), mean over checkpoints, measured when their session has streamed its whole program (before end of input); checkpoint_private_after_fork_kb: right after each fork",
+		Note:                  "per-line = time from Submit of a chunk (one or more lines, after the preamble) to its progress event, chunks submitted one at a time"}
 	res.IncrementalMedianMS = median(s.perLine)
 	res.IncrementalP99MS = percentile(s.perLine, 0.99)
 	res.IncrementalMaxMS = percentile(s.perLine, 1)
@@ -180,7 +251,24 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res.ColdPreambleMS = median(s.cold)
 	res.WarmPreambleMS = median(s.warm)
-	return res, nil
+	if len(s.bdShim) > 0 {
+		res.BreakdownMS = &Breakdown{Driver: median(s.bdDriver), IPC: median(s.bdIPC), Shim: median(s.bdShim), Samples: len(s.bdShim)}
+	}
+	return res
+}
+
+// split pairs the chunks of the last measured program with the raw-protocol baseline (chunk
+// index → round trip, shim ms) into the breakdown samples.
+func (s *samples) split(raw map[int][2]float64) {
+	for i, v := range s.chunk {
+		r, ok := raw[i]
+		if !ok {
+			continue
+		}
+		s.bdShim = append(s.bdShim, v[1])
+		s.bdIPC = append(s.bdIPC, max(0, r[0]-r[1]))
+		s.bdDriver = append(s.bdDriver, max(0, v[0]-r[0]))
+	}
 }
 
 // samples collects raw measurements (ms, KB).
@@ -189,7 +277,11 @@ type samples struct {
 	reinvoke, clangd                    []float64
 	fork, resume, privKB, privFork      []float64
 	cold, warm                          []float64
+	bdDriver, bdIPC, bdShim             []float64
 	programs                            int
+	ids                                 []string
+	// chunk: per chunk index of the program just measured, latency and the shim's own time.
+	chunk map[int][2]float64
 }
 
 // add appends o's program measurements to s.
@@ -204,6 +296,10 @@ func (s *samples) add(o *samples) {
 	s.resume = append(s.resume, o.resume...)
 	s.privKB = append(s.privKB, o.privKB...)
 	s.privFork = append(s.privFork, o.privFork...)
+	s.bdDriver = append(s.bdDriver, o.bdDriver...)
+	s.bdIPC = append(s.bdIPC, o.bdIPC...)
+	s.bdShim = append(s.bdShim, o.bdShim...)
+	s.ids = append(s.ids, o.ids...)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
@@ -276,6 +372,8 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 		}
 	}
 	var lat []float64
+	s.ids = append(s.ids, p.ID)
+	s.chunk = map[int][2]float64{}
 	for i, c := range chs {
 		wantCP := i >= first && i > 0 && (i-first)%cfg.CheckpointEvery == cfg.CheckpointEvery-1
 		if i+1 == first {
@@ -314,7 +412,9 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 			continue // a checkpointed chunk's latency includes the fork: not a per-line sample
 		}
 		if i >= first {
-			lat = append(lat, ms(progressAt.Sub(start)))
+			d := ms(progressAt.Sub(start))
+			lat = append(lat, d)
+			s.chunk[i] = [2]float64{d, float64(ev.ShimUS) / 1000}
 		}
 	}
 	// Dormant checkpoints now hold what the session has changed since their fork.

@@ -57,12 +57,21 @@ type Options struct {
 	// Stderr receives the shim processes' own standard error (Clang crash dumps, internal
 	// warnings). Nil discards it.
 	Stderr *os.File
+	// Env is added to the shim processes' environment (KEY=VALUE), e.g. HYDRA_SHIM_NO_TRIM=1,
+	// which hydra bench checker uses to measure a lever side by side.
+	Env []string
+	// PlainJSON makes the driver encode and decode every protocol line with encoding/json,
+	// without the hand-written fast path for submit headers and progress events (wire.go); for
+	// measuring that lever side by side (hydra bench checker --levers).
+	PlainJSON bool
 }
 
 // Checker starts shim sessions and owns every process behind them. It is safe for concurrent
 // use.
 type Checker struct {
 	shim    string
+	env     []string
+	plain   bool
 	timeout time.Duration
 	stderr  *os.File
 
@@ -98,6 +107,8 @@ func New(opts Options) (*Checker, error) {
 	}
 	return &Checker{
 		shim:      shim,
+		env:       opts.Env,
+		plain:     opts.PlainJSON,
 		timeout:   timeout,
 		stderr:    opts.Stderr,
 		lifeline:  w,
@@ -272,7 +283,7 @@ func (c *Checker) StartSession(ctx context.Context, opts checkers.SessionOptions
 	args = append(args, res.flags...)
 	cmd := exec.Command(c.shim, args...)
 	cmd.ExtraFiles = []*os.File{theirs, c.lifelineR}
-	cmd.Env = shimEnv(os.Environ())
+	cmd.Env = append(shimEnv(os.Environ()), c.env...)
 	if c.stderr != nil {
 		cmd.Stderr = c.stderr
 	}

@@ -3,7 +3,6 @@ package clang
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -158,11 +157,11 @@ func (s *Session) Submit(text string, opts checkers.SubmitOptions) error {
 		s.keepGoing = true
 		s.mu.Unlock()
 	}
-	hdr, err := json.Marshal(submitHeader{Op: "submit", Len: len(text), Cat: opts.Cat, Chkpt: chk, KeepGoing: opts.KeepGoing})
+	hdr, err := s.submitLine(submitHeader{Op: "submit", Len: len(text), Cat: opts.Cat, Chkpt: chk, KeepGoing: opts.KeepGoing})
 	if err != nil {
 		return fmt.Errorf("submit to clang session %d: %w", s.id, err)
 	}
-	bufs := net.Buffers{append(hdr, '\n'), []byte(text)}
+	bufs := net.Buffers{hdr, []byte(text)}
 	if _, err := bufs.WriteTo(s.conn); err != nil {
 		return fmt.Errorf("submit to clang session %d: %w", s.id, s.writeErr(err))
 	}
@@ -335,7 +334,7 @@ func (s *Session) readLoop() {
 		line, err := r.ReadBytes('\n')
 		if err == nil {
 			var ev checkers.Event
-			if jerr := json.Unmarshal(line, &ev); jerr != nil {
+			if jerr := s.c.decodeEvent(line, &ev); jerr != nil {
 				s.fail(fmt.Sprintf("checker protocol error: %v in %.200q", jerr, line))
 				s.kill()
 				return

@@ -38,9 +38,16 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 		noClangd = fs.Bool("no-clangd", false, "skip clangd")
 		every    = fs.Int("checkpoint-every", 25, "take a checkpoint every N chunks")
 		quiet    = fs.Bool("q", false, "no progress log on stderr")
+		set      = fs.String("set", "all", "program set: default (corpus programs), heavy (<bits/stdc++.h> + a competitive-programming template around the corpus's C++ programs), or all")
+		heavyN   = fs.Int("heavy-programs", 3, "programs in the heavy set")
+		growthN  = fs.Int("growth-lines", 2000, "length of the long program for slope_ms_per_100_lines (0: skip)")
+		growthCd = fs.Int("growth-clangd-samples", 8, "prefix lengths of the long program sent to clangd")
+		plotPath = fs.String("plot", "", "write the growth chart (per-line cost against prefix length) to this .png or .svg file")
+		levers   = fs.Bool("levers", false, "also measure the levers side by side (hand-written protocol lines, malloc_trim before fork, checkpoint placement)")
+		noSplit  = fs.Bool("no-breakdown", false, "skip the raw-protocol baseline that splits a line's latency (breakdown_ms)")
 	)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: hydra bench checker [--json] [flags]\n\nMeasures the incremental checker's per-line latency against re-running clang on the growing\nprefix and against clangd, plus fork, resume, checkpoint memory and the <bits/stdc++.h>\npreamble cold and warm. A benchmark: it prints numbers, it does not judge them.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: hydra bench checker [--json] [flags]\n\nMeasures the incremental checker's per-line latency against re-running clang on the growing\nprefix and against clangd, plus fork, resume, checkpoint memory and the <bits/stdc++.h>\npreamble cold and warm; a heavy program set (<bits/stdc++.h> and a competitive-programming\ntemplate) beside the default one (by_set); where a line's time goes (breakdown_ms); the growth\nwith program length (slope_ms_per_100_lines, --plot); with --levers, the levers side by side.\nA benchmark: it prints numbers, it does not judge them.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args); !ok {
@@ -66,6 +73,10 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	if *set != "all" && *set != "default" && *set != "heavy" {
+		fmt.Fprintf(stderr, "hydra bench checker: --set %q: want default, heavy or all\n", *set)
+		return 2
+	}
 	progs := pickPrograms(all, *only, *programs)
 	if len(progs) == 0 {
 		return fail(fmt.Errorf("no corpus program matches %q", *only))
@@ -73,6 +84,24 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 	cl, err := agreement.ClangPath()
 	if err != nil {
 		return fail(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var heavy []agreement.Program
+	if *set != "default" || *growthN > 0 {
+		if heavy, err = benchmark.Heavy(ctx, cl, all, max(*heavyN, 4), 6000); err != nil {
+			return fail(err)
+		}
+	}
+	var sets []benchmark.Set
+	if *set != "heavy" {
+		sets = append(sets, benchmark.Set{Name: "default", Programs: progs})
+	}
+	if *set != "default" {
+		if len(heavy) == 0 {
+			return fail(fmt.Errorf("no heavy-set program compiles"))
+		}
+		sets = append(sets, benchmark.Set{Name: "heavy", Programs: heavy[:min(*heavyN, len(heavy))]})
 	}
 	clangd := ""
 	if !*noClangd {
@@ -85,16 +114,65 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	defer ch.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	cfg := benchmark.Config{Checker: ch, Clang: cl, Clangd: clangd, Programs: progs,
+	cfg := benchmark.Config{Checker: ch, Clang: cl, Clangd: clangd, Programs: progs, Sets: sets,
 		ReinvokeSamples: *reinvoke, ClangdSamples: *clangdN, CheckpointEvery: *every}
+	if !*noSplit {
+		cfg.Shim = ch.ShimPath()
+	}
+	cfg.Log = func(string, ...any) {}
 	if !*quiet {
 		cfg.Log = func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
 	}
 	res, err := benchmark.Run(ctx, cfg)
 	if err != nil {
 		return fail(err)
+	}
+	if *growthN > 0 {
+		long, err := benchmark.Long(ctx, cl, heavy, *growthN)
+		if err != nil {
+			return fail(err)
+		}
+		cfg.Log("growth: %s, %d bytes", long.ID, len(long.Text))
+		g, err := benchmark.MeasureGrowth(ctx, cfg, long, *growthCd)
+		if err != nil {
+			return fail(fmt.Errorf("growth: %w", err))
+		}
+		sl := g.Slopes()
+		res.Growth, res.SlopeMSPer100Lines = g, &sl
+		if *plotPath != "" {
+			if err := g.Plot(*plotPath); err != nil {
+				return fail(fmt.Errorf("plot: %w", err))
+			}
+		}
+	} else if *plotPath != "" {
+		return fail(fmt.Errorf("--plot needs the growth measurement (--growth-lines > 0)"))
+	}
+	if *levers {
+		noTrim, err := clang.New(clang.Options{Env: []string{"HYDRA_SHIM_NO_TRIM=1"}})
+		if err != nil {
+			return fail(err)
+		}
+		defer noTrim.Close()
+		plainJSON, err := clang.New(clang.Options{PlainJSON: true})
+		if err != nil {
+			return fail(err)
+		}
+		defer plainJSON.Close()
+		runs := []benchmark.LeverRun{
+			{Name: "hand-written submit and progress lines", Setting: "off (encoding/json)", Checker: plainJSON, CheckpointEvery: *every},
+			{Name: "hand-written submit and progress lines", Setting: "on", Checker: ch, CheckpointEvery: *every},
+			{Name: "malloc_trim before fork", Setting: "off", Checker: noTrim, CheckpointEvery: *every},
+			{Name: "malloc_trim before fork", Setting: "on", Checker: ch, CheckpointEvery: *every},
+			{Name: "checkpoint placement", Setting: "preamble only", Checker: ch, CheckpointEvery: 1 << 30},
+			{Name: "checkpoint placement", Setting: "preamble + every 100 chunks", Checker: ch, CheckpointEvery: 100},
+		}
+		var lp []agreement.Program
+		for _, st := range sets {
+			lp = append(lp, st.Programs...)
+		}
+		if res.Levers, err = benchmark.MeasureLevers(ctx, cfg, runs, lp); err != nil {
+			return fail(err)
+		}
 	}
 	var out []byte
 	if *asJSON {

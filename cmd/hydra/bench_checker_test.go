@@ -10,12 +10,14 @@ import (
 	"github.com/hydra-lsp/hydra/checkers/agreement"
 )
 
-// TestBenchCheckerSmoke runs `hydra bench checker --json` on two corpus programs and checks that
+// TestBenchCheckerSmoke runs `hydra bench checker --json` on a corpus program, a heavy-set program
+// and a short growth program, and checks that
 // the one JSON object has every promised field, each a non-negative number, and that each
 // measurement actually produced samples. It judges no timing.
 func TestBenchCheckerSmoke(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := benchCheckerMain([]string{"--json", "-q", "--programs", "2", "--reinvoke-samples", "2", "--clangd-samples", "3", "--checkpoint-every", "10"}, &out, &errb)
+	code := benchCheckerMain([]string{"--json", "-q", "--programs", "1", "--reinvoke-samples", "1", "--clangd-samples", "2", "--checkpoint-every", "10",
+		"--heavy-programs", "1", "--growth-lines", "120", "--growth-clangd-samples", "2"}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -44,7 +46,34 @@ func TestBenchCheckerSmoke(t *testing.T) {
 		}
 	}
 	if res["programs"] != 2.0 {
-		t.Errorf("programs = %v, want 2", res["programs"])
+		t.Errorf("programs = %v, want 2 (1 default, 1 heavy)", res["programs"])
+	}
+	// Issue 13's additions: the same keys per set, the latency split, the growth slopes.
+	bySet, _ := res["by_set"].(map[string]any)
+	for _, name := range []string{"default", "heavy"} {
+		set, ok := bySet[name].(map[string]any)
+		if !ok {
+			t.Errorf("by_set.%s missing: %v", name, res["by_set"])
+			continue
+		}
+		for k, v := range res {
+			if _, isNum := v.(float64); isNum && k != "programs" {
+				if _, ok := set[k].(float64); !ok {
+					t.Errorf("by_set.%s.%s missing", name, k)
+				}
+			}
+		}
+	}
+	for obj, keys := range map[string][]string{"breakdown_ms": {"driver", "ipc", "shim"}, "slope_ms_per_100_lines": {"hydra", "clangd"}} {
+		m, _ := res[obj].(map[string]any)
+		for _, k := range keys {
+			if _, ok := m[k].(float64); !ok {
+				t.Errorf("%s.%s missing or not a number: %v", obj, k, res[obj])
+			}
+		}
+	}
+	if bd, _ := res["breakdown_ms"].(map[string]any); bd["samples"] == 0.0 {
+		t.Error("breakdown_ms from no samples")
 	}
 	t.Logf("%s", out.String())
 }

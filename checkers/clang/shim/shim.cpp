@@ -67,6 +67,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <string>
@@ -500,6 +501,7 @@ struct Chunk {
   // KeepGoing: report progress and take the checkpoint even after an error (the engine
   // excuses errors that were in the document before; Clang recovers and checks on).
   bool KeepGoing = false;
+  std::chrono::steady_clock::time_point Read; // when its message had been read
 };
 
 // Place is where an error lands in the checked text.
@@ -513,6 +515,7 @@ struct Place {
 class Stream {
 public:
   std::string Filename;
+  bool TrimBeforeFork = true;
   int64_t Session = 0;
   Channel Chan;
   bool FatalStop = false;
@@ -559,7 +562,14 @@ public:
     }
     const Chunk &C = Chunks.back();
     if (Errors == 0 || C.KeepGoing) {
-      send({{"event", "progress"}, {"off", int64_t(C.Start + C.Len)}, {"cat", C.Cat}});
+      // shim_us: the shim's own time on the chunk (Clang's lexing, parsing and analysis, and the
+      // callbacks), from having read it off the channel to this event (hydra bench checker's
+      // breakdown_ms.shim).
+      auto Us = std::chrono::duration_cast<std::chrono::microseconds>(
+                    std::chrono::steady_clock::now() - C.Read)
+                    .count();
+      send({{"event", "progress"}, {"off", int64_t(C.Start + C.Len)}, {"cat", C.Cat},
+            {"shim_us", int64_t(Us)}});
       if (C.Chkpt > 0)
         checkpoint(C.Chkpt, C.Start + C.Len);
     }
@@ -794,6 +804,7 @@ private:
     C.Cat = std::move(M.Cat);
     C.Chkpt = M.Chkpt;
     C.KeepGoing = M.KeepGoing;
+    C.Read = std::chrono::steady_clock::now();
     C.Last = M.Text.empty() ? '\0' : M.Text.back();
     blankPragmas(M.Text);
     // A UTF-8 byte-order mark is skipped by Clang's lexer only at the very start of a file, and
@@ -831,6 +842,12 @@ private:
   // the driver with the chkpt event (SCM_RIGHTS), together with a pidfd of the child. The pair
   // has no name, so only the driver (who holds the other end) can ever talk to the checkpoint.
   void checkpoint(int64_t ID, size_t Off) {
+    // Give free heap pages back to the kernel first: every page still mapped at the fork is
+    // shared with the session, and becomes the checkpoint's own private copy as soon as the
+    // session writes to it (malloc reuses freed chunks first). Measured in
+    // docs/checker-benchmark.md; HYDRA_SHIM_NO_TRIM=1 turns it off for that comparison.
+    if (TrimBeforeFork)
+      malloc_trim(0);
     int Ctl[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, Ctl) < 0) {
       llvm::errs() << "hydra-clang-shim: checkpoint " << ID << ": " << strerror(errno) << "\n";
@@ -1176,6 +1193,7 @@ int main(int argc, char **argv) {
   if (gChanFd < 0 || TheStream.Filename.empty())
     usage("--channel-fd and --file are required");
   TheStream.Chan.reset(gChanFd);
+  TheStream.TrimBeforeFork = !getenv("HYDRA_SHIM_NO_TRIM");
   installCrashHandlers();
   startWatchdog(gChanFd);
 
