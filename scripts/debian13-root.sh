@@ -7,9 +7,10 @@
 #   scripts/debian13-root.sh path           # prints the root's path, building it when needed
 #   scripts/debian13-root.sh run CMD [ARG…] # runs CMD inside the root, in the repository
 #
-# `run` uses bubblewrap: the root becomes /, the repository and ../shared are bound at their own
-# paths (so bin/hydra, the test data and every path a test prints stay the same), with a private
-# /tmp and a new PID namespace, and everything in it dies with the caller (--die-with-parent).
+# `run` uses bubblewrap (chroot where bubblewrap cannot make a root, e.g. inside a chroot): the
+# root becomes /, the repository and ../shared are bound at their own paths (so bin/hydra, the
+# test data and every path a test prints stay the same), with a private /tmp and a new PID
+# namespace, and everything in it dies with the caller.
 # The host-built bin/hydra (static Go) and bin/hydra-clang-shim (libclang-cpp 19.1, which trixie
 # ships too) run there unchanged.
 #
@@ -50,13 +51,47 @@ need_host_tools() {
     die "apt-get install ${missing[*]} failed"
 }
 
-# in_root CMD…: runs CMD as root inside $1 with the host's network (apt needs it).
-in_root() {
-  local root="$1"
+# enter ROOT DIR [--bind|--ro-bind SRC DST]… -- CMD…: runs CMD as root inside ROOT, in DIR, with
+# the host's network (apt needs it), a private /tmp, /dev and /proc, and a PID namespace that ends
+# every process with the caller. Through bubblewrap where it works; where it cannot make a root
+# (inside a chroot "/" is no mount point, and bwrap's first step fails), through chroot, with the
+# bind mounts made in the host's mount table and removed again on the way out.
+enter() {
+  local root="$1" dir="$2"
+  shift 2
+  local binds=()
+  while [ "$1" != -- ]; do
+    binds+=("$1" "$2" "$3")
+    shift 3
+  done
   shift
-  $SUDO bwrap --bind "$root" / --dev /dev --proc /proc --perms 1777 --tmpfs /tmp --unshare-pid --die-with-parent \
-    --setenv DEBIAN_FRONTEND noninteractive --setenv PATH /usr/sbin:/usr/bin:/sbin:/bin \
-    --setenv HOME /root -- "$@"
+  local envs=(DEBIAN_FRONTEND=noninteractive PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root)
+  if $SUDO bwrap --bind "$root" / --unshare-pid -- /bin/true 2>/dev/null; then
+    local bargs=() i
+    for ((i = 0; i < ${#binds[@]}; i += 3)); do bargs+=("${binds[i]}" "${binds[i + 1]}" "${binds[i + 2]}"); done
+    local e sets=()
+    for e in "${envs[@]}"; do sets+=(--setenv "${e%%=*}" "${e#*=}"); done
+    $SUDO bwrap --bind "$root" / --dev /dev --proc /proc --perms 1777 --tmpfs /tmp "${bargs[@]}" \
+      --unshare-pid --die-with-parent "${sets[@]}" --chdir "$dir" -- "$@"
+    return
+  fi
+  [ "$(id -u)" -eq 0 ] || die "bubblewrap cannot make a root here, and the chroot fallback needs root"
+  local mounted=() i rc
+  mount --rbind /dev "$root/dev" && mounted+=("$root/dev")
+  mount -t tmpfs -o mode=1777 tmpfs "$root/tmp" && mounted+=("$root/tmp")
+  for ((i = 0; i < ${#binds[@]}; i += 3)); do
+    local dst="$root${binds[i + 2]}"
+    mkdir -p "$dst"
+    mount --bind "${binds[i + 1]}" "$dst" && mounted+=("$dst")
+    [ "${binds[i]}" = --ro-bind ] && mount -o remount,bind,ro "$dst"
+  done
+  mounted+=("$root/proc")
+  # The new PID namespace's own /proc, mounted by its first process; --kill-child ends it all.
+  unshare --pid --fork --kill-child -- sh -c 'mount -t proc proc "$1/proc" && shift && exec chroot "$@"' \
+    sh "$root" "$root" /usr/bin/env "${envs[@]}" sh -c 'cd "$1" && shift && exec "$@"' sh "$dir" "$@"
+  rc=$?
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null; done
+  return $rc
 }
 
 # prepare ROOT: the host's DNS and extra CA certificates (a TLS-intercepting proxy's), then the
@@ -68,7 +103,7 @@ prepare() {
     $SUDO mkdir -p "$root/usr/local/share/ca-certificates"
     $SUDO cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
   fi
-  in_root "$root" sh -c "apt-get update -qq && apt-get install -y -qq --no-install-recommends ${PACKAGES[*]} >/tmp/apt.log 2>&1 || { tail -n 30 /tmp/apt.log; exit 1; }; update-ca-certificates >/dev/null 2>&1 || true" ||
+  enter "$root" / -- sh -c "apt-get update -qq && apt-get install -y -qq --no-install-recommends ${PACKAGES[*]} >/tmp/apt.log 2>&1 || { tail -n 30 /tmp/apt.log; exit 1; }; update-ca-certificates >/dev/null 2>&1 || true" ||
     die "installing ${PACKAGES[*]} in $root failed"
   printf '%s\n' "${PACKAGES[@]}" | $SUDO tee "$root/.hydra-packages" >/dev/null
 }
@@ -116,10 +151,8 @@ run)
   binds=(--bind "$REPO" "$REPO")
   shared="$(cd "$REPO/.." && pwd)/shared"
   [ -d "$shared" ] && binds+=(--ro-bind "$shared" "$shared")
-  # The tests' own variables pass through (bwrap keeps the environment); PATH is the root's.
-  exec $SUDO bwrap --bind "$ROOTFS" / --dev /dev --proc /proc --perms 1777 --tmpfs /tmp "${binds[@]}" \
-    --unshare-pid --die-with-parent --setenv PATH /usr/sbin:/usr/bin:/sbin:/bin --setenv HOME /root \
-    --chdir "$REPO" -- "$@"
+  # The tests' own variables pass through; PATH and HOME are the root's.
+  enter "$ROOTFS" "$REPO" "${binds[@]}" -- "$@"
   ;;
 *)
   die "usage: $0 path | run CMD [ARG…]"
