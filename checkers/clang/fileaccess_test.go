@@ -199,3 +199,34 @@ func TestRootWidensTheProject(t *testing.T) {
 		t.Fatal("sessions with different roots share a checkpoint key")
 	}
 }
+
+// #embed (C23, and C++ as an extension) reads files like #include does, through the same guard:
+// outside the roots it is "file not found" and __has_embed is false, although plain clang embeds
+// the files; inside the roots it works.
+func TestEmbedSeesOnlyTheRoots(t *testing.T) {
+	ft := newFileTree(t)
+	c := newChecker(t, Options{})
+	for _, path := range []string{ft.secret, "/etc/passwd", "../outside/secret.h", "esc.h"} {
+		t.Run(path, func(t *testing.T) {
+			text := "const unsigned char d[] = {\n#embed \"" + path + "\"\n};\n"
+			evs := run(t, c, checkers.SessionOptions{Filename: filepath.Join(ft.proj, "e.c"), Flags: []string{"-std=c23"}}, text)
+			v, first := sessionVerdict(t, evs)
+			if v.OK || first == nil || !strings.Contains(first.Diag, "file not found") {
+				t.Fatalf("#embed %q: %v, want \"file not found\"", path, v)
+			}
+			if w := wholeFile(t, ft.proj, "e.c", []string{"-std=c23"}, text); !w.OK {
+				t.Fatalf("whole-file clang cannot embed %q either (%v): the test proves nothing", path, w)
+			}
+			probe := "#if __has_embed(\"" + path + "\")\n#error seen\n#endif\nint x;\n"
+			s, err := c.Start(context.Background(), checkers.SessionOptions{Filename: filepath.Join(ft.proj, "p.c"), Flags: []string{"-std=c23"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			submitAll(t, s, []string{probe}) // one chunk: the conditional is not cut
+			if v, _ := sessionVerdict(t, collect(t, s)); !v.OK {
+				t.Fatalf("__has_embed(%q) saw the file: %v", path, v)
+			}
+		})
+	}
+}
