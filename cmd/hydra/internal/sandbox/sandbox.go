@@ -132,9 +132,30 @@ func (s *Sandbox) Available(ctx context.Context) error {
 		return err
 	}
 	if !res.OK() {
-		return fmt.Errorf("%w: bubblewrap cannot start a sandbox here (%s): %s", ErrUnavailable, res, firstLine(res.Output))
+		where := "here"
+		if InChroot() {
+			where = "in this chroot (there / is no mount point, which bubblewrap needs)"
+		}
+		return fmt.Errorf("%w: bubblewrap cannot start a sandbox %s (%s): %s", ErrUnavailable, where, res, firstLine(res.Output))
 	}
 	return nil
+}
+
+// InChroot reports whether this process runs inside a chroot: its root directory is not the one
+// of PID 1 in its PID namespace. Bubblewrap cannot make a sandbox there (its first step, making
+// "/" a slave mount, fails because "/" is no mount point), so the sandbox is unavailable for a
+// reason of the machine, not of the program. It is false where /proc/1/root cannot be read
+// (not root, or no /proc).
+func InChroot() bool { return differentDirs("/", "/proc/1/root/") }
+
+// differentDirs reports whether a and b are two different directories; false when either
+// cannot be read.
+func differentDirs(a, b string) bool {
+	var sa, sb syscall.Stat_t
+	if syscall.Stat(a, &sa) != nil || syscall.Stat(b, &sb) != nil {
+		return false
+	}
+	return sa.Dev != sb.Dev || sa.Ino != sb.Ino
 }
 
 // Run runs spec in a fresh sandbox and waits for it to end. A non-zero exit, a signal or the
