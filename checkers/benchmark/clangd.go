@@ -161,9 +161,13 @@ func (c *clangdClient) change(ctx context.Context, version int32, text string) (
 }
 
 func (c *clangdClient) wait(ctx context.Context, ch chan struct{}, start time.Time) (time.Duration, error) {
+	timer := time.NewTimer(2 * time.Minute)
+	defer timer.Stop()
 	select {
 	case <-ch:
 		return time.Since(start), nil
+	case <-timer.C:
+		return 0, errors.New("clangd published no diagnostics for the new version within 2 minutes")
 	case <-ctx.Done():
 		return 0, fmt.Errorf("clangd diagnostics: %w", ctx.Err())
 	case <-c.conn.Done():
