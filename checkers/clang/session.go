@@ -25,7 +25,7 @@ type Session struct {
 	notify chan struct{} // a queued event or the end is waiting for the deliverer
 	stop   chan struct{} // closed by Close: the deliverer and watchdog quit
 	term   chan struct{} // closed once the terminal event is queued
-	cancel func() bool   // stops the context watcher
+	cancel func() bool   // stops the context watcher; set and read under mu
 
 	// cmd, exited and exitErr are set for a root session (a child of this process).
 	cmd     *exec.Cmd
@@ -84,10 +84,15 @@ func newSession(c *Checker, id, parent int64, res resolved, conn *net.UnixConn, 
 
 // run starts the session's goroutines: reader, deliverer, watchdog and context watcher.
 func (s *Session) run(ctx context.Context) {
-	s.cancel = context.AfterFunc(ctx, func() {
+	// With ctx already cancelled the watcher runs at once, in its own goroutine, and may reach
+	// fail before AfterFunc returns: s.cancel is set and read under s.mu.
+	stop := context.AfterFunc(ctx, func() {
 		s.fail("checker session cancelled: " + context.Cause(ctx).Error())
 		s.kill()
 	})
+	s.mu.Lock()
+	s.cancel = stop
+	s.mu.Unlock()
 	go s.readLoop()
 	go s.deliver()
 	if s.c.timeout > 0 {
@@ -241,9 +246,7 @@ func (s *Session) Close() error {
 	for _, v := range virtual {
 		v.cp.Release()
 	}
-	if s.cancel != nil {
-		s.cancel()
-	}
+	s.stopWatcher()
 	s.mu.Lock()
 	proc := s.proc
 	s.mu.Unlock()
@@ -322,8 +325,16 @@ func (s *Session) fail(why string) {
 		v.cp.Release()
 	}
 	s.conn.Close()
-	if s.cancel != nil {
-		s.cancel()
+	s.stopWatcher()
+}
+
+// stopWatcher stops the context watcher that run started, if it did. Call it without s.mu.
+func (s *Session) stopWatcher() {
+	s.mu.Lock()
+	stop := s.cancel
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
 	}
 }
 
@@ -463,9 +474,7 @@ func (s *Session) handle(ev checkers.Event) bool {
 			v.cp.Release()
 		}
 		s.conn.Close()
-		if s.cancel != nil {
-			s.cancel()
-		}
+		s.stopWatcher()
 		return true
 	}
 	s.mu.Unlock()
