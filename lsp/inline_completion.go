@@ -110,6 +110,15 @@ func (s *Server) inlineCompletion(ctx context.Context, params json.RawMessage) (
 	if req.Budget.MaxAttempts <= 0 {
 		req.Budget.MaxAttempts = defaultInlineMaxAttempts
 	}
+	// On a line of only indentation the code goes on that line, from its start (placement):
+	// the item is inserted at the cursor, so it leaves out the indentation already typed.
+	indent := ""
+	if off, err := offsetAt(text, p.Position, s.enc); err == nil {
+		indent = indentBefore(text, off)
+	}
+	atCursor := func(accepted string) string {
+		return strings.TrimPrefix(setup.place.lead+accepted, indent)
+	}
 	prog := s.beginProgress(ctx, p.WorkDoneToken, "Hydra: thinking", func() { cancel(context.Canceled) })
 	prog.report("thinking…")
 	partial := ""
@@ -119,7 +128,7 @@ func (s *Server) inlineCompletion(ctx context.Context, params json.RawMessage) (
 			if t := strings.TrimSpace(u.Accepted); t != "" && u.Accepted != partial && ctx.Err() == nil {
 				partial = u.Accepted
 				s.notify("hydra/inlineCompletionPartial", InlinePartialParams{
-					TextDocument: p.TextDocument, Position: p.Position, Text: setup.place.lead + u.Accepted})
+					TextDocument: p.TextDocument, Position: p.Position, Text: atCursor(u.Accepted)})
 			}
 		case "note":
 		default:
@@ -139,7 +148,7 @@ func (s *Server) inlineCompletion(ctx context.Context, params json.RawMessage) (
 	}
 	if res.OK && res.Text != "" {
 		empty.Items = append(empty.Items, InlineCompletionItem{
-			InsertText: setup.place.lead + res.Text,
+			InsertText: atCursor(res.Text),
 			Range:      &Range{Start: p.Position, End: p.Position},
 		})
 		prog.end("accepted")
@@ -165,4 +174,14 @@ func cancelInlineLocked(d *document) {
 		cancel(errStale)
 		delete(d.inline, id)
 	}
+}
+
+// indentBefore is the text between the start of off's line and off when it is only blanks
+// (spaces and tabs), and "" otherwise.
+func indentBefore(text string, off int) string {
+	start := strings.LastIndexByte(text[:off], '\n') + 1
+	if strings.Trim(text[start:off], " \t") != "" {
+		return ""
+	}
+	return text[start:off]
 }

@@ -385,6 +385,28 @@ func TestInlineCompletion(t *testing.T) {
 			t.Fatalf("inline items %+v", list.Items)
 		}
 	})
+	t.Run("on an indented blank line the item does not repeat the indentation", func(t *testing.T) {
+		// After Enter inside a body, editors leave the cursor after the new line's indentation.
+		// The model continues after it; its first line has an error, and the repair rolls back
+		// to the start of that line, indentation included. The item, inserted at the cursor,
+		// must not indent the first line twice.
+		const prefix = "int two() {\n"
+		model := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{
+			{PromptContains: "hydra-feedback:", Text: "  return 2;\n}\n"},
+			{PromptSuffix: prefix + "  ", Text: "return two_;\n}\n"}}})
+		c := startServer(t, clientOptions{initOptions: map[string]any{"modelUrl": model.URL}})
+		uri := "file://" + filepath.Join(t.TempDir(), "two.cpp")
+		c.open(uri, "cpp", prefix+"  ")
+		var list lsp.InlineCompletionList
+		pos := lsp.Position{Line: 1, Character: 2}
+		if err := c.call("textDocument/inlineCompletion", lsp.InlineCompletionParams{
+			TextDocument: lsp.TextDocumentIdentifier{URI: uri}, Position: pos}, &list); err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Items) != 1 || list.Items[0].InsertText != "return 2;\n}\n" || list.Items[0].Range == nil || list.Items[0].Range.Start != pos {
+			t.Fatalf("inline items %+v, want %q at the cursor %v", list.Items, "return 2;\n}\n", pos)
+		}
+	})
 	t.Run("honours $/cancelRequest", func(t *testing.T) {
 		model := slowModel(t)
 		c := startServer(t, clientOptions{initOptions: map[string]any{"modelUrl": model.URL}})
