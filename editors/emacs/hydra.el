@@ -89,6 +89,13 @@ nil means the server's default."
   "Most attempts one inline completion may make; nil = the server's default."
   :type '(choice (const :tag "Server default" nil) integer))
 
+(defcustom hydra-fim nil
+  "Fill-in-the-middle format in which the code after point goes to the model.
+nil chooses it from the model's name; \"off\" never sends that code;
+\"qwen\", \"deepseek\", \"starcoder\", \"codellama\" or \"codestral\"
+force that format."
+  :type '(choice (const :tag "From the model's name" nil) (const "off") string))
+
 (defcustom hydra-clang-flags nil
   "Extra flags for the Clang checker, for example (\"-std=c++17\")."
   :type '(repeat string))
@@ -137,6 +144,7 @@ failed.")
       (put :maxTokens hydra-max-tokens)
       (put :maxAttempts hydra-max-attempts)
       (put :inlineMaxAttempts hydra-inline-max-attempts)
+      (put :fim hydra-fim)
       ;; This package reports a generation's end itself: no window/showMessage for it.
       (put :clientShowsSummary t)
       (when hydra-clang-flags (put :clangFlags (vconcat hydra-clang-flags)))
@@ -502,7 +510,7 @@ workspace/didChangeConfiguration for all the settings set in a row."
 ;; server reads them at start, and a running one is told at once.
 (dolist (v '(hydra-model-url hydra-model hydra-api-key-env hydra-policy
              hydra-max-tokens hydra-max-attempts hydra-inline-max-attempts
-             hydra-clang-flags))
+             hydra-clang-flags hydra-fim))
   (add-variable-watcher v #'hydra--setting-changed))
 
 ;;;; Inline completion as ghost text

@@ -13,6 +13,10 @@ export interface HydraSettings {
   maxTokens?: number;
   maxAttempts?: number;
   clangFlags?: string[];
+  fim?: string;
+  inlineMaxAttempts?: number;
+  clangd?: boolean;
+  clangdPath?: string;
 }
 
 /** The settings section this extension owns. */
@@ -45,6 +49,13 @@ export function settingsFrom(c: ConfigReader): HydraSettings {
   str("policy");
   num("maxTokens");
   num("maxAttempts");
+  str("fim");
+  num("inlineMaxAttempts");
+  // Only an explicit true turns clangd on; false is the default and leaves the server's.
+  if (c.get<unknown>("clangd") === true) {
+    s.clangd = true;
+  }
+  str("clangdPath");
   const flags = c.get<unknown>("clangFlags");
   if (Array.isArray(flags) && flags.length > 0) {
     s.clangFlags = flags.filter((f): f is string => typeof f === "string");

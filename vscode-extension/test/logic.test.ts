@@ -25,6 +25,10 @@ describe("settingsFrom", () => {
         maxTokens: 2048,
         maxAttempts: 6,
         clangFlags: ["-std=c++20", "-Iinclude"],
+        fim: "qwen",
+        inlineMaxAttempts: 3,
+        clangd: true,
+        clangdPath: "/usr/bin/clangd-19",
       },
       want: {
         modelUrl: "http://127.0.0.1:8000/v1",
@@ -34,11 +38,15 @@ describe("settingsFrom", () => {
         maxTokens: 2048,
         maxAttempts: 6,
         clangFlags: ["-std=c++20", "-Iinclude"],
+        fim: "qwen",
+        inlineMaxAttempts: 3,
+        clangd: true,
+        clangdPath: "/usr/bin/clangd-19",
       },
     },
     {
       name: "VS Code's defaults (empty strings, zeros, empty lists) are left out",
-      values: { modelUrl: "", model: "  ", maxTokens: 0, maxAttempts: 0, clangFlags: [], policy: "" },
+      values: { modelUrl: "", model: "  ", maxTokens: 0, maxAttempts: 0, clangFlags: [], policy: "", fim: "", inlineMaxAttempts: 0, clangd: false, clangdPath: "" },
       want: {},
     },
     {
