@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -141,21 +142,27 @@ func (s *Sandbox) Available(ctx context.Context) error {
 	return nil
 }
 
-// InChroot reports whether this process runs inside a chroot: its root directory is not the one
-// of PID 1 in its PID namespace. Bubblewrap cannot make a sandbox there (its first step, making
-// "/" a slave mount, fails because "/" is no mount point), so the sandbox is unavailable for a
-// reason of the machine, not of the program. It is false where /proc/1/root cannot be read
-// (not root, or no /proc).
-func InChroot() bool { return differentDirs("/", "/proc/1/root/") }
-
-// differentDirs reports whether a and b are two different directories; false when either
-// cannot be read.
-func differentDirs(a, b string) bool {
-	var sa, sb syscall.Stat_t
-	if syscall.Stat(a, &sa) != nil || syscall.Stat(b, &sb) != nil {
+// InChroot reports whether this process runs inside a chroot whose root is no mount point: no
+// mount in /proc/self/mountinfo (whose mount points are relative to the process's root) is
+// mounted on "/". Bubblewrap cannot make a sandbox there (its first step, making "/" a slave
+// mount, fails), so the sandbox is unavailable for a reason of the machine, not of the program.
+// It is false where /proc/self/mountinfo cannot be read.
+func InChroot() bool {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
 		return false
 	}
-	return sa.Dev != sb.Dev || sa.Ino != sb.Ino
+	return !rootIsMounted(string(b))
+}
+
+// rootIsMounted reports whether a mountinfo table (proc(5)) has a mount on "/".
+func rootIsMounted(mountinfo string) bool {
+	for _, line := range strings.Split(mountinfo, "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[4] == "/" {
+			return true
+		}
+	}
+	return false
 }
 
 // Run runs spec in a fresh sandbox and waits for it to end. A non-zero exit, a signal or the

@@ -453,16 +453,18 @@ func skipInChroot(t *testing.T, err error) {
 	}
 }
 
-func TestDifferentDirsTellsARootFromAnother(t *testing.T) {
-	// InChroot compares "/" with PID 1's root; a chroot is exactly a process whose "/" is
-	// another directory than that.
-	if differentDirs("/", "/") || differentDirs("/", "/.") {
-		t.Error("a directory is different from itself")
+func TestRootIsMountedReadsMountinfo(t *testing.T) {
+	// A machine's own table, and a chroot's: there only the mounts under the chroot's root are
+	// listed, relative to it, and none is on "/" (proc(5)).
+	host := "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n28 27 0:5 / /proc rw - proc proc rw\n"
+	chroot := "612 28 0:5 / /proc rw,relatime - proc proc rw\n"
+	if !rootIsMounted(host) {
+		t.Error("a table with a mount on / reads as without one")
 	}
-	if !differentDirs(t.TempDir(), "/") {
-		t.Error("a temporary directory is the same as /")
+	if rootIsMounted(chroot) || rootIsMounted("") {
+		t.Error("a table without a mount on / reads as with one")
 	}
-	if differentDirs("/no/such/dir", "/") {
-		t.Error("an unreadable directory counts as different")
+	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil && InChroot() == rootIsMounted(string(b)) {
+		t.Error("InChroot disagrees with this process's own mountinfo")
 	}
 }
