@@ -10,6 +10,9 @@ EDITORS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_ROOT="$(cd "$EDITORS_DIR/.." && pwd)"
 HYDRA_BIN="${HYDRA_BIN:-$REPO_ROOT/bin/hydra}"
 HYDRA_TESTDATA="$EDITORS_DIR/testdata"
+# The terminal tests read marks such as "Hydra⋯" off the screen: without a locale (a bare
+# environment such as env -i) Emacs and tmux would not draw them. Users run UTF-8 terminals.
+if [ -z "${LC_ALL:-}${LC_CTYPE:-}${LANG:-}" ]; then export LANG=C.UTF-8; fi
 export HYDRA_CLANG="${HYDRA_CLANG:-clang-19}"
 # The stand-in is up before any editor starts, so the server need not wait for a model that is
 # still loading (default 1m): the tests that point it at a dead URL then fail in seconds.
