@@ -622,6 +622,17 @@ Interactively, or with CANCEL non-nil, also cancel a request in flight."
   (nth 8 (syntax-ppss)))
 
 ;;;###autoload
+(defun hydra--inline-answered (buf req then)
+  "In BUF, end the inline request REQ if it is still current, then call THEN.
+An answer to a request that a newer one replaced is dropped."
+  (when (buffer-live-p buf)
+    (with-current-buffer buf
+      (when (equal (cadr hydra--inline-request) (car req))
+        (setq hydra--inline-request nil
+              hydra-inline-status "")
+        (force-mode-line-update)
+        (funcall then)))))
+
 (defun hydra-inline-complete (&optional automatic)
   "Ask the server for an inline completion at point and show it as ghost text.
 TAB accepts it; any other command dismisses it.  AUTOMATIC non-nil marks a
@@ -646,30 +657,24 @@ inside a comment or a string.  While the server works, the mode line shows
                    :context (list :triggerKind (if automatic 2 1)))
              :success-fn
              (lambda (result)
-               (when (buffer-live-p buf)
-                 (with-current-buffer buf
-                   (when (equal (cadr hydra--inline-request) (car req))
-                     (setq hydra--inline-request nil
-                           hydra-inline-status "")
-                     (force-mode-line-update)
-                     ;; Show it only if nothing moved since the request.
-                     (when (and (= (point) pos) (= (buffer-chars-modified-tick) tick))
-                       (let* ((items (if (vectorp result) result (plist-get result :items)))
-                              (item (and items (> (length items) 0) (aref items 0))))
-                         (if item
-                             (hydra--show-ghost item)
-                           (unless automatic (message "Hydra: no inline completion here")))))))))
+               (hydra--inline-answered
+                buf req
+                (lambda ()
+                  ;; Show it only if nothing moved since the request.
+                  (when (and (= (point) pos) (= (buffer-chars-modified-tick) tick))
+                    (let* ((items (if (vectorp result) result (plist-get result :items)))
+                           (item (and items (> (length items) 0) (aref items 0))))
+                      (if item
+                          (hydra--show-ghost item)
+                        (unless automatic (message "Hydra: no inline completion here"))))))))
              :error-fn
              (lambda (err)
-               (when (buffer-live-p buf)
-                 (with-current-buffer buf
-                   (when (equal (cadr hydra--inline-request) (car req))
-                     (setq hydra--inline-request nil
-                           hydra-inline-status "")
-                     (force-mode-line-update)
-                     (unless automatic
-                       (message "Hydra: inline completion failed: %s"
-                                (plist-get err :message)))))))
+               (hydra--inline-answered
+                buf req
+                (lambda ()
+                  (unless automatic
+                    (message "Hydra: inline completion failed: %s"
+                             (plist-get err :message))))))
              :timeout-fn #'ignore
              :timeout hydra-request-timeout))
       ;; jsonrpc-async-request returns (ID TIMER).
