@@ -17,6 +17,7 @@
 # Needs root (debootstrap, and bwrap binding a root file system) or sudo. Environment:
 #   HYDRA_CACHE_DIR   where the root lives (default: ${XDG_CACHE_HOME:-$HOME/.cache}/hydra-lsp)
 #   HYDRA_DEBIAN_MIRROR  the Debian mirror (default: http://deb.debian.org/debian)
+#   HYDRA_ROOT_ENTER  `chroot` takes the chroot fallback even where bubblewrap works (to test it)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 REPO="$(pwd)"
@@ -66,7 +67,7 @@ enter() {
   done
   shift
   local envs=(DEBIAN_FRONTEND=noninteractive PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root)
-  if $SUDO bwrap --bind "$root" / --unshare-pid -- /bin/true 2>/dev/null; then
+  if [ "${HYDRA_ROOT_ENTER:-}" != chroot ] && $SUDO bwrap --bind "$root" / --unshare-pid -- /bin/true 2>/dev/null; then
     local bargs=() i
     for ((i = 0; i < ${#binds[@]}; i += 3)); do bargs+=("${binds[i]}" "${binds[i + 1]}" "${binds[i + 2]}"); done
     local e sets=()
@@ -76,22 +77,52 @@ enter() {
     return
   fi
   [ "$(id -u)" -eq 0 ] || die "bubblewrap cannot make a root here, and the chroot fallback needs root"
-  local mounted=() i rc
-  mount --rbind /dev "$root/dev" && mounted+=("$root/dev")
-  mount -t tmpfs -o mode=1777 tmpfs "$root/tmp" && mounted+=("$root/tmp")
+  local i rc=0
+  # The mounts are made in the caller's mount table, so they are undone by a trap as well: the
+  # script runs under `set -e`, and a failing command (a failing test) or a signal must not leave
+  # them behind.
+  MOUNTED=()
+  trap unmount_all EXIT
+  trap 'exit 130' INT TERM
+  mount --rbind /dev "$root/dev" && MOUNTED+=("$root/dev")
+  mount -t tmpfs -o mode=1777 tmpfs "$root/tmp" && MOUNTED+=("$root/tmp")
   for ((i = 0; i < ${#binds[@]}; i += 3)); do
     local dst="$root${binds[i + 2]}"
     mkdir -p "$dst"
-    mount --bind "${binds[i + 1]}" "$dst" && mounted+=("$dst")
-    [ "${binds[i]}" = --ro-bind ] && mount -o remount,bind,ro "$dst"
+    mount --bind "${binds[i + 1]}" "$dst" && MOUNTED+=("$dst")
+    if [ "${binds[i]}" = --ro-bind ]; then mount -o remount,bind,ro "$dst"; fi
   done
-  mounted+=("$root/proc")
+  MOUNTED+=("$root/proc")
   # The new PID namespace's own /proc, mounted by its first process; --kill-child ends it all.
+  # It runs in the background (stdin kept) so that a signal to this script runs the trap at once
+  # instead of after the command; the trap kills it first.
   unshare --pid --fork --kill-child -- sh -c 'mount -t proc proc "$1/proc" && shift && exec chroot "$@"' \
-    sh "$root" "$root" /usr/bin/env "${envs[@]}" sh -c 'cd "$1" && shift && exec "$@"' sh "$dir" "$@"
-  rc=$?
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null; done
+    sh "$root" "$root" /usr/bin/env "${envs[@]}" sh -c 'cd "$1" && shift && exec "$@"' sh "$dir" "$@" <&0 &
+  ENTERED=$!
+  wait "$ENTERED" || rc=$?
+  ENTERED=
+  unmount_all
+  trap - EXIT INT TERM
   return $rc
+}
+
+# unmount_all: ends the chroot fallback's command if it still runs, then undoes its mounts, last first. `umount -l` detaches each with its
+# submounts (the /dev tree) even while a dying process still holds a file there.
+MOUNTED=()
+ENTERED=
+unmount_all() {
+  local i
+  if [ -n "$ENTERED" ]; then
+    # unshare --fork blocks SIGTERM and SIGINT while it waits; SIGKILL it, and --kill-child ends
+    # everything inside.
+    kill -KILL "$ENTERED" 2>/dev/null || true
+    wait "$ENTERED" 2>/dev/null || true
+    ENTERED=
+  fi
+  for ((i = ${#MOUNTED[@]} - 1; i >= 0; i--)); do
+    umount -l "${MOUNTED[i]}" 2>/dev/null || true
+  done
+  MOUNTED=()
 }
 
 # prepare ROOT: the host's DNS and extra CA certificates (a TLS-intercepting proxy's), then the

@@ -148,7 +148,37 @@ editor_version() {
   esac
 }
 
+# run_rootcheck: the Debian 13 root's chroot fallback (taken where bubblewrap cannot make a root,
+# e.g. on a machine that is itself a chroot) passes a failing command's status through, and leaves
+# no mount behind, when the command fails and when the caller is stopped by a signal.
+run_rootcheck() {
+  local root rc=0 pid
+  root="$(scripts/debian13-root.sh path)" || return 1
+  HYDRA_ROOT_ENTER=chroot scripts/debian13-root.sh run sh -c 'test -f /etc/debian_version && exit 3' || rc=$?
+  [ "$rc" -eq 3 ] || { echo "chroot fallback: want exit status 3, got $rc"; return 1; }
+  HYDRA_ROOT_ENTER=chroot scripts/debian13-root.sh run sleep 600 &
+  pid=$!
+  sleep 2
+  kill -TERM "$pid"
+  wait "$pid" || true
+  if grep -qF " $root/" /proc/self/mountinfo; then
+    echo "chroot fallback left mounts behind:"
+    grep -F " $root/" /proc/self/mountinfo | awk '{print "  " $5}'
+    return 1
+  fi
+  if pgrep -f "^sleep 600$" >/dev/null; then
+    echo "chroot fallback left its command running after SIGTERM"
+    return 1
+  fi
+  echo "chroot fallback: status passed through, no mounts or processes left"
+}
+
 runs=()
+# As root the Debian 13 root's chroot fallback is checked too (it needs root, as chroot does).
+if [[ " ${gens[*]} " == *" debian13 "* ]] && [ ${#want[@]} -gt 0 ] && [ "$(id -u)" -eq 0 ] &&
+  [[ " ${want[*]} " != " vscode " ]]; then
+  runs+=("rootcheck")
+fi
 for e in "${want[@]}"; do
   if [ "$e" = vscode ]; then
     runs+=("vscode")
@@ -166,7 +196,8 @@ for r in "${runs[@]}"; do
   start=$SECONDS
   if [ -z "$g" ]; then
     label[$r]="$e"
-    echo "== test-editors: $e"
+    [ "$e" = rootcheck ] && label[$r]="Debian 13 root: chroot fallback"
+    echo "== test-editors: ${label[$r]}"
     if "run_$e"; then result[$r]=PASS; else result[$r]=FAIL; fi
   else
     if [ "$g" = debian13 ] && ! scripts/debian13-root.sh path >/dev/null; then
