@@ -361,7 +361,8 @@ func (px *clangdProxy) kill(proc *clangdProc) {
 }
 
 // close ends clangd: exit (after the shutdown forwarded before it), then a kill if it lingers.
-// It returns when the process has been reaped.
+// It returns when the process has been reaped. It runs when the client's shutdown has been
+// forwarded, and again (a no-op then) when the server stops.
 func (px *clangdProxy) close() {
 	px.mu.Lock()
 	if px.closed {

@@ -304,6 +304,30 @@ func clangdPid(t *testing.T, c *client) int {
 	}
 }
 
+// TestClangdEndsAtShutdown: clangd has exited by the time the shutdown is answered, so the
+// server's exit is immediate. eglot deletes the server's process right after it sends exit;
+// a server still stopping clangd then showed "Server exited with status 9".
+func TestClangdEndsAtShutdown(t *testing.T) {
+	if _, err := exec.LookPath("clangd-19"); err != nil {
+		t.Fatalf("clangd-19 is not installed (scripts/install-deps.sh installs it): %v", err)
+	}
+	c := startServer(t, clientOptions{initOptions: map[string]any{"hydra": map[string]any{"clangd": true}}})
+	uri := "file://" + filepath.Join(t.TempDir(), "main.cpp")
+	c.open(uri, "cpp", clangdMain)
+	pid := clangdPid(t, c)
+	if err := c.call("shutdown", nil, nil); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	// Hydra reaps clangd before it answers: the pid is gone, not a zombie.
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Fatalf("clangd (pid %d) still exists after the shutdown answer: kill 0 = %v", pid, err)
+	}
+	_ = c.conn.Notify(context.Background(), "exit", nil)
+	if code := c.waitExit(); code != 0 {
+		t.Fatalf("exit status %d", code)
+	}
+}
+
 // TestClangdDiesWithHydra kills the server with SIGKILL (no exit, no cleanup of its own): the
 // clangd behind it must not outlive it.
 func TestClangdDiesWithHydra(t *testing.T) {

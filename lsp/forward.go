@@ -15,8 +15,9 @@ import (
 //   - client → clangd: requests Hydra does not handle go to clangd under ids of Hydra's
 //     (callProc); the client's $/cancelRequest cancels the request's context, which sends
 //     clangd $/cancelRequest with clangd's id. codeAction asks both and joins the answers;
-//     executeCommand goes to whichever owns the command; shutdown goes to both. Text sync and
-//     the other notifications go to both, Hydra first.
+//     executeCommand goes to whichever owns the command; shutdown goes to both, and clangd
+//     is ended before the answer. Text sync and the other notifications go to both, Hydra
+//     first.
 //   - clangd → client: notifications pass through, publishDiagnostics merged with Hydra's;
 //     requests (workDoneProgress/create, applyEdit, configuration, registerCapability, …) go to
 //     the client under string ids "clangd-N", clangd's $/cancelRequest mapped to them.
@@ -40,6 +41,9 @@ func (s *Server) requestHandler(method string) (requestHandler, bool) {
 			if _, cerr := px.call(sctx, method, params); cerr != nil {
 				s.logf("clangd shutdown: %v", cerr)
 			}
+			// clangd ends now, before the answer: a client may kill the server as soon as it
+			// has sent exit (eglot does), so exit must find nothing left to wait for.
+			px.close()
 			return res, err
 		}, true
 	case "textDocument/codeAction":
