@@ -28,6 +28,7 @@ HYDRA_EDITOR_TEST_ID="hydra-editor-test-$$-$RANDOM"
 
 _sim_pid=""
 _workdir=""
+_outside=""
 
 # editor_test_start NAME: checks bin/hydra, makes a work directory ($WORKDIR) with copies of the
 # test files, starts the stand-in model and exports HYDRA_MODEL_URL / HYDRA_MODEL / HYDRA_TEST_CMD.
@@ -40,6 +41,16 @@ editor_test_start() {
   _workdir="$(mktemp -d "${TMPDIR:-/tmp}/hydra-$name-test.XXXXXX")"
   WORKDIR="$_workdir"
   cp "$HYDRA_TESTDATA"/*.cpp "$WORKDIR"/
+  # Outside the project: the user's cache directory (the server draws the pictures of its
+  # searches under it, never into the project) and the desktop's opener. The opener here is a
+  # script named xdg-open that records the file it is asked to open, in $HYDRA_TEST_OPENED.
+  _outside="$(mktemp -d "${TMPDIR:-/tmp}/hydra-$name-home.XXXXXX")"
+  export XDG_CACHE_HOME="$_outside/cache"
+  export HYDRA_TEST_OPENER="$_outside/bin/xdg-open" HYDRA_TEST_OPENED="$_outside/opened"
+  mkdir -p "$XDG_CACHE_HOME" "$_outside/bin"
+  printf '#!/bin/sh\n# Stands in for the desktop opener: records what it is asked to open.\nprintf "%%s\\n" "$1" >>%q\n' \
+    "$HYDRA_TEST_OPENED" >"$HYDRA_TEST_OPENER"
+  chmod +x "$HYDRA_TEST_OPENER"
   # A compile_flags.txt marks the project root and gives the checker the language standard.
   printf -- '-std=c++17\n' >"$WORKDIR/compile_flags.txt"
   trap editor_test_cleanup EXIT
@@ -101,7 +112,7 @@ editor_test_cleanup() {
     _sim_pid=""
   fi
   if [ -n "$_workdir" ] && [ -z "${HYDRA_KEEP_TEST_DIR:-}" ]; then
-    rm -rf "$_workdir"
+    rm -rf "$_workdir" "$_outside"
   fi
 }
 
@@ -223,4 +234,28 @@ scheck() {
 tui_wait_done() {
   tui_wait_json "$STATE" '.done' 60 || { echo "not ok - the generation ends"; status=1; }
   sleep 0.3
+}
+
+# trace_opened_check FILE IDENT: checks that the last file the opener ($HYDRA_TEST_OPENER) was
+# asked to open (a path, or a file:// URL) appeared within 10 s, is the picture of this
+# generation's search (an SVG file naming FILE and the checker's error, "use of undeclared
+# identifier 'IDENT'"), and lies in the user's cache directory, outside the project.
+trace_opened_check() {
+  local i opened=""
+  for i in $(seq 1 200); do
+    [ -s "$HYDRA_TEST_OPENED" ] && break
+    sleep 0.05
+  done
+  [ -s "$HYDRA_TEST_OPENED" ] && opened="$(tail -n 1 "$HYDRA_TEST_OPENED")"
+  opened="${opened#file://}"
+  [ -n "$opened" ]
+  scheck "the opener was asked to open a file ($opened)" $?
+  case "$opened" in "$XDG_CACHE_HOME"/hydra/traces/*.svg) true ;; *) false ;; esac
+  scheck "it is an SVG file in the user's cache directory (hydra/traces)" $?
+  case "$opened" in "$WORKDIR"/*) false ;; *) true ;; esac
+  scheck "it is not in the project" $?
+  [ -f "$opened" ] && grep -q '<svg' "$opened" && grep -q "$1" "$opened" &&
+    grep -Eq "undeclared identifier (&#39;|')$2(&#39;|')" "$opened"
+  scheck "it is the picture of this search: an SVG naming $1 and the checker's error ('$2')" $?
+  : >"$HYDRA_TEST_OPENED"
 }

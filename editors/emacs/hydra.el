@@ -25,6 +25,8 @@
 ;;   server streams its edits into the buffer, and this package applies them without eglot's
 ;;   confirmation prompt while its own generation runs;
 ;; - M-x hydra-cancel stops it;
+;; - M-x hydra-show-trace opens the picture of the last generation's search (an SVG file the
+;;   server draws in the user's cache directory), which the summary offers;
 ;; - it shows the server's work-done progress in the echo area and the mode line (eglot 1.9 shows
 ;;   none);
 ;; - M-x hydra-inline-complete (and `hydra-inline-mode', which asks after a pause in typing) shows
@@ -118,6 +120,22 @@ Read when the server starts."
 (defcustom hydra-inline-idle-delay 0.6
   "Idle seconds after typing before `hydra-inline-mode' asks the server."
   :type 'number)
+
+(defcustom hydra-show-trace-function #'hydra-show-trace-default
+  "Function that `hydra-show-trace' calls with the picture's file name (SVG).
+`hydra-show-trace-default' shows it in Emacs when the frame can, else hands it
+to `hydra-trace-opener'.  `find-file-other-window' always opens it in Emacs
+\(`image-mode' in a graphical frame, the SVG's text in a terminal)."
+  :type '(choice (function-item hydra-show-trace-default)
+                 (function-item find-file-other-window)
+                 function))
+
+(defcustom hydra-trace-opener (if (eq system-type 'darwin) "open" "xdg-open")
+  "Program that opens a picture of a search outside Emacs.
+`hydra-show-trace-default' runs it with the SVG file's name when the frame
+cannot show SVG images (a terminal): xdg-open gives it to the desktop's viewer
+for SVG, usually a web browser."
+  :type 'string)
 
 (defface hydra-ghost-face '((t :inherit shadow))
   "Face of inline completion ghost text.")
@@ -392,6 +410,9 @@ their own, and the generation's edits around them too."
   (remove-hook 'pre-command-hook #'hydra--pre-command t)
   (remove-hook 'post-command-hook #'hydra--post-command t))
 
+(defvar hydra-last-trace nil
+  "The file name of the newest picture of a search (any buffer's), or nil.")
+
 (defun hydra--finish (buf token result error-message)
   "End the generation of BUF with progress TOKEN: RESULT or ERROR-MESSAGE."
   (setq hydra--running (max 0 (1- hydra--running)))
@@ -408,19 +429,27 @@ their own, and the generation's edits around them too."
                   (t (format "Hydra: %s" (or (plist-get result :reason) "stopped")))))
       (force-mode-line-update)
       ;; One summary: the server's own line (it says when the document, with
-      ;; the user's edits, does not compile), else one made here.
-      (let ((m (plist-get result :message)))
+      ;; the user's edits, does not compile), else one made here; it offers the
+      ;; picture of the search when the server drew one.
+      (let ((m (plist-get result :message))
+            (trace (plist-get result :trace)))
+        (when (stringp trace)
+          (setq hydra-last-trace trace))
         (when (stringp m)
           (push m hydra--recent-summaries)
           (when (> (length hydra--recent-summaries) 20)
             (setcdr (nthcdr 19 hydra--recent-summaries) nil))
           (setq m (if (string-prefix-p "hydra: " m t) (substring m 7) m)))
-        (cond (error-message (message "Hydra: generation failed: %s" error-message))
-              ((and (stringp m) (not (string-empty-p m))) (message "Hydra: %s" m))
-              ((eq (plist-get result :ok) t)
-               (message "Hydra: done: %s attempt(s), %s output tokens"
-                        (plist-get result :attempts) (plist-get result :outputTokens)))
-              (t (message "Hydra: stopped: %s" (plist-get result :reason)))))
+        (message "Hydra: %s%s"
+                 (cond (error-message (format "generation failed: %s" error-message))
+                       ((and (stringp m) (not (string-empty-p m))) m)
+                       ((eq (plist-get result :ok) t)
+                        (format "done: %s attempt(s), %s output tokens"
+                                (plist-get result :attempts) (plist-get result :outputTokens)))
+                       (t (format "stopped: %s" (plist-get result :reason))))
+                 (if (stringp trace)
+                     (substitute-command-keys "; \\[hydra-show-trace] shows the search")
+                   "")))
       (run-hook-with-args 'hydra-after-generate-functions result error-message))))
 
 ;;;###autoload
@@ -474,6 +503,37 @@ With prefix argument ALL, cancel every one."
            :arguments (if all [] (vector (list :uri (hydra--uri)))))
      :success-fn #'ignore
      :error-fn (lambda (err) (message "Hydra: cancel failed: %s" (plist-get err :message))))))
+
+(defun hydra-show-trace-default (file)
+  "Show FILE, a picture of a search (SVG): in Emacs if the frame can, else outside.
+In a graphical frame that displays SVG, `find-file-other-window' shows it
+\(`image-mode'); otherwise `hydra-trace-opener' gets it (xdg-open: the
+desktop's SVG viewer)."
+  (if (and (display-images-p) (image-type-available-p 'svg))
+      (find-file-other-window file)
+    (unless (executable-find hydra-trace-opener)
+      (user-error "Hydra: cannot open %s: no %s on PATH (set `hydra-trace-opener')"
+                  file hydra-trace-opener))
+    ;; Not waited for: the viewer stays open after Emacs exits.
+    (call-process hydra-trace-opener nil 0 nil file)))
+
+;;;###autoload
+(defun hydra-show-trace (&optional file)
+  "Open the picture of the last generation's search, an SVG file.
+It is this buffer's last generation's picture, else the newest of any buffer;
+FILE names another.  `hydra-show-trace-function' opens it.  The server draws
+the pictures in the user's cache directory (hydra/traces, the newest 50 kept):
+the search tree over the program's lines, the checker's errors, the rollbacks,
+and the model's streaming against the checker's progress."
+  (interactive)
+  (let ((file (or file (plist-get hydra-last-result :trace) hydra-last-trace)))
+    (cond ((not (stringp file))
+           (user-error "Hydra: no picture of a search yet: M-x hydra-generate draws one"))
+          ((not (file-readable-p file))
+           (user-error "Hydra: the picture %s is gone (the server keeps the newest 50)" file)))
+    (funcall hydra-show-trace-function file)
+    (message "Hydra: opened %s" (abbreviate-file-name file))
+    file))
 
 (defun hydra--servers ()
   "The running `hydra lsp' connections."

@@ -10,8 +10,12 @@
 ;;   HYDRA_TEST_DIR       the work directory holding sum.cpp and slow.cpp
 ;;   HYDRA_TEST_EXPECTED  the buffer text expected after generating in sum.cpp
 ;;   HYDRA_MODEL_URL, HYDRA_MODEL, HYDRA_CLANG
+;;   HYDRA_TEST_OPENER    a stand-in for the desktop opener (xdg-open): it appends the file it
+;;                        is given to HYDRA_TEST_OPENED
+;;   XDG_CACHE_HOME       the user's cache directory, where the server draws its searches
 ;; It checks, through eglot and hydra.el: M-x hydra-generate (repair by the real checker; the
-;; buffer must equal the expected program and compile), the inline completion path (ghost text
+;; buffer must equal the expected program and compile; its summary offers `hydra-show-trace',
+;; which hands the picture of the search to `hydra-trace-opener'), the inline completion path (ghost text
 ;; shown, dismissed by typing, accepted with TAB), a settings change reaching the running server
 ;; (a plain setq), and hydra-cancel.  The set-up is the README's snippet as written.  One "ok"/"not ok" line per
 ;; check; the exit status is 1 when any failed.
@@ -37,6 +41,45 @@
   (goto-char (point-max))
   (forward-line -1))
 
+(defun hydra-test-show-trace (dir)
+  "Check that the summary offers the search's picture and `hydra-show-trace' opens it.
+DIR is the project."
+  (let ((trace (plist-get hydra-last-result :trace))
+        (opened-file (hydra-test-env "HYDRA_TEST_OPENED"))
+        (cache (file-name-as-directory (hydra-test-env "XDG_CACHE_HOME"))))
+    (hydra-test-check (stringp trace) "the result names the picture of the search" hydra-last-result)
+    (hydra-test-check (with-current-buffer "*Messages*"
+                        (save-excursion
+                          (goto-char (point-max))
+                          (re-search-backward
+                           "^Hydra: accepted .*; M-x hydra-show-trace shows the search$" nil t)))
+                      "the summary offers M-x hydra-show-trace")
+    ;; Batch Emacs shows no images: the picture goes to the opener.
+    (let ((hydra-trace-opener (hydra-test-env "HYDRA_TEST_OPENER")))
+      (hydra-show-trace))
+    (let ((opened (hydra-test-wait
+                   (lambda ()
+                     (and (file-exists-p opened-file)
+                          (car (split-string (hydra-test-file-string opened-file) "\n" t))))
+                   10)))
+      (hydra-test-check (equal opened trace) "hydra-show-trace hands the opener the picture's path"
+                        (format "%S, want %S" opened trace)))
+    (let ((hydra-trace-opener "/nonexistent/opener"))
+      (hydra-test-check (string-match-p "\\`Hydra: cannot open .*: no /nonexistent/opener on PATH"
+                                        (condition-case e (hydra-show-trace) (user-error (cadr e))))
+                        "hydra-show-trace with a missing opener says so"))
+    (when (stringp trace)
+      (hydra-test-check (and (string-prefix-p (concat cache "hydra/traces/") trace)
+                             (string-suffix-p ".svg" trace))
+                        "the picture is an SVG file in the user's cache directory" trace)
+      (hydra-test-check (not (string-prefix-p dir trace)) "the picture is not in the project" trace)
+      (let ((svg (if (file-readable-p trace) (hydra-test-file-string trace) "")))
+        (hydra-test-check (and (string-match-p "<svg" svg) (string-match-p "sum\\.cpp" svg)
+                               (string-match-p "undeclared identifier" svg)
+                               (string-match-p "totl" svg))
+                          "it is the picture of this search: an SVG naming sum.cpp and the checker's error"
+                          (substring svg 0 (min 300 (length svg))))))))
+
 (defun hydra-test-run ()
   "Run the checks."
   (let* ((dir (file-name-as-directory (hydra-test-env "HYDRA_TEST_DIR")))
@@ -51,6 +94,9 @@
     (hydra-test-check (cl-typep (eglot-current-server) 'hydra-eglot-server)
                       "eglot manages the buffer with hydra lsp" (eglot-current-server))
     (hydra-test-goto-last-line)
+    (hydra-test-check (equal (condition-case e (hydra-show-trace) (user-error (cadr e)))
+                             "Hydra: no picture of a search yet: M-x hydra-generate draws one")
+                      "hydra-show-trace before any generation says there is no picture yet")
     (hydra-generate)
     (hydra-test-check hydra--generating "hydra-generate starts a generation")
     (hydra-test-check (hydra-test-wait (lambda () hydra-last-result) 120) "the generation ends")
@@ -65,6 +111,7 @@
         (hydra-test-check (car c) "the buffer compiles with clang" (cdr c))))
     (hydra-test-check hydra-progress-log "work-done progress was shown" hydra-progress-log)
     (hydra-test-check (equal hydra-status "Hydra: done") "the mode line reports the end" hydra-status)
+    (hydra-test-show-trace dir)
 
     ;; 2. Inline completion: ghost text, dismissed by typing, accepted with TAB.
     (copy-file (concat dir "sum.cpp") (concat dir "inline.cpp") t)

@@ -2,14 +2,17 @@
 # Runs the Emacs package's end-to-end tests against the real `hydra lsp` (bin/hydra), with the
 # scripted stand-in model and the real Clang checker, Emacs set up by the README's snippet:
 #   batch:  hydra-test.el in batch Emacs: hydra-generate (the buffer must equal
-#           editors/testdata/sum.expected.cpp and compile with clang-19), inline completion as
-#           ghost text (dismissed by typing, accepted with TAB), settings set with setq reaching
-#           the running server, hydra-cancel;
+#           editors/testdata/sum.expected.cpp and compile with clang-19; hydra-show-trace hands
+#           the SVG of the search, in the user's cache directory, to hydra-trace-opener),
+#           inline completion as ghost text (dismissed by typing, accepted with TAB), settings set
+#           with setq reaching the running server, hydra-cancel;
 # and Emacs in a real terminal (tmux, 80x24; tui.el), typed into as a person types:
 #   tui-typing:  M-x hydra-generate, then at once typing elsewhere: no key lost, code intact,
 #                the summary says the file was checked again; tui-typing-broken: the typing
 #                does not compile, and the summary says so;
-#   tui-follow:  point follows the generated text; one C-/ undoes the generation; one summary;
+#   tui-follow:  point follows the generated text; one C-/ undoes the generation; one summary,
+#                which offers M-x hydra-show-trace: in the terminal it hands the SVG of the
+#                search to xdg-open (a recording stand-in);
 #   tui-inline:  hydra-inline-mode: TAB (indent) and Backspace ask again after a pause, a mode-line
 #                mark while the server works, typing dismisses, TAB accepts, nothing in comments;
 #   tui-inline-cancel: typing cancels the running request ($/cancelRequest);
@@ -30,8 +33,9 @@ tui_case() { # NAME FILE: starts Emacs on FILE in the terminal; eglot connects a
   echo "--- emacs: $name (in tmux, 80x24)"
   STATE="$WORKDIR/$name.state.json"
   rm -f "$STATE"
+  # PATH: the desktop's opener (xdg-open) is the test's recording stand-in.
   tui_start "emacs-$name" env HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" HYDRA_TEST_STATE="$STATE" \
-    TERM=screen "$EMACS" -nw -q -l "$EDITORS_DIR/emacs/test/tui.el" "$WORKDIR/$file"
+    PATH="$(dirname "$HYDRA_TEST_OPENER"):$PATH" TERM=screen "$EMACS" -nw -q -l "$EDITORS_DIR/emacs/test/tui.el" "$WORKDIR/$file"
   tui_wait_json "$STATE" '.text != null' 30
   tui_keys C-l # a first command: eglot-ensure connects after it
   tui_wait_json "$STATE" '.attached' 30 || { echo "not ok - $name: the server did not attach"; status=1; }
@@ -97,6 +101,13 @@ case_tui_follow() {
   scheck "the 80-column mode line showed :Hydra⋯ while it ran" $?
   tui_wait_screen 'Hydra: accepted' 3
   scheck "the echo area shows the summary" $?
+  tcheck "the summary offers the picture of the search (M-x hydra-show-trace)" \
+    '.echo | test("^Hydra: accepted .*; M-x hydra-show-trace shows the search$")' '.echo'
+  # In a terminal Emacs shows no SVG: hydra-show-trace hands it to xdg-open (the stand-in).
+  tui_keys M-x
+  tui_type 'hydra-show-trace'
+  tui_keys Enter
+  trace_opened_check count.cpp m
   ! grep -q '\[eglot\] hydra: accepted' "$TUI_SCREENS"
   scheck "the summary is shown once (not again as eglot's showMessage)" $?
   tui_keys C-/

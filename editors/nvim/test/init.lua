@@ -12,6 +12,9 @@
 --   HYDRA_TEST_EXPECTED  file holding the buffer text expected after generation ("generate")
 --   HYDRA_MODEL_URL      the stand-in model's URL (…/v1); HYDRA_MODEL the model name
 --   HYDRA_CLANG          the clang used to check that the result compiles (default clang-19)
+--   HYDRA_TEST_OPENER    the trace_opener: a stand-in for the desktop opener that appends the
+--                        file it is given to HYDRA_TEST_OPENED ("generate": :HydraShowTrace)
+--   XDG_CACHE_HOME       the user's cache directory, where the server draws its searches
 -- Prints one "ok"/"not ok" line per check and exits non-zero (cquit) when any check fails.
 local this = debug.getinfo(1, "S").source:sub(2)
 local plugin_dir = vim.fn.fnamemodify(this, ":p:h:h")
@@ -73,6 +76,7 @@ local function run()
     cmd = vim.split(env("HYDRA_TEST_CMD"), " ", { trimempty = true }),
     lspconfig = false,
     notify = true,
+    trace_opener = { env("HYDRA_TEST_OPENER") },
     settings = {
       modelUrl = env("HYDRA_MODEL_URL"),
       model = env("HYDRA_MODEL", "stand-in"),
@@ -131,6 +135,9 @@ local function run()
         end
       end
     end
+    -- Before any generation there is no picture of a search to show: the user is told.
+    check(hydra.show_trace() == nil and vim.fn.execute("messages"):find("no picture of a search yet", 1, true) ~= nil,
+      ":HydraShowTrace before any generation says there is no picture yet", vim.fn.execute("messages"))
     check(hydra.code_action({ on_done = on_done }), "the code action request is sent")
     local ended = vim.wait(120000, function()
       return done
@@ -148,6 +155,33 @@ local function run()
     local s = hydra.state[bufnr]
     check(s and #s.progress_log > 0, "work-done progress was shown", vim.inspect(s and s.progress_log))
     check(hydra.status(bufnr) == "Hydra: done", "status() reports the end", hydra.status(bufnr))
+    -- The summary offers the picture of the search; :HydraShowTrace hands it to the opener.
+    local trace = result and result.trace
+    check(type(trace) == "string", "the result names the picture of the search", vim.inspect(result))
+    local messages = vim.fn.execute("messages")
+    check(messages:find("Hydra: accepted", 1, true) ~= nil and messages:find(":HydraShowTrace", 1, true) ~= nil,
+      "the summary offers :HydraShowTrace", messages)
+    local opened_file = env("HYDRA_TEST_OPENED")
+    vim.cmd("HydraShowTrace")
+    local opened = vim.wait(10000, function()
+      return vim.fn.filereadable(opened_file) == 1 and #vim.fn.readfile(opened_file) > 0
+    end, 50) and vim.fn.readfile(opened_file)[1]
+    check(opened == trace, ":HydraShowTrace hands the opener the picture's path", vim.inspect(opened))
+    local dir = env("XDG_CACHE_HOME") .. "/hydra/traces/"
+    check(type(trace) == "string" and trace:sub(1, #dir) == dir and trace:sub(-4) == ".svg",
+      "the picture is an SVG file in the user's cache directory", trace)
+    local project = vim.fn.fnamemodify(file, ":p:h") .. "/"
+    check(type(trace) == "string" and trace:sub(1, #project) ~= project, "the picture is not in the project", trace)
+    local svg = type(trace) == "string" and vim.fn.filereadable(trace) == 1 and read_file(trace) or ""
+    check(svg:find("<svg", 1, true) ~= nil and svg:find("sum.cpp", 1, true) ~= nil
+      and svg:find("undeclared identifier", 1, true) ~= nil and svg:find("totl", 1, true) ~= nil,
+      "it is the picture of this search: an SVG naming sum.cpp and the checker's error", svg:sub(1, 300))
+    -- An opener that is not there: a clear message, nothing opened.
+    hydra.config.trace_opener = { "/nonexistent/opener" }
+    local shown = hydra.show_trace()
+    messages = vim.fn.execute("messages")
+    check(shown == nil and messages:find("Hydra: no /nonexistent/opener to open the picture: set trace_opener", 1, true) ~= nil,
+      ":HydraShowTrace with a missing opener says so", messages)
   elseif case == "menu" then
     -- The built-in menu (vim.lsp.buf.code_action): the user picks the Hydra action, and the
     -- plugin's vim.lsp.commands handler runs it with progress and an end report.

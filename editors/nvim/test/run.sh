@@ -2,7 +2,9 @@
 # Runs the Neovim plugin's headless end-to-end tests against the real `hydra lsp` (bin/hydra), with
 # the scripted stand-in model and the real Clang checker:
 #   generate: the code action (through require("hydra").code_action) repairs a program; the buffer
-#             must equal editors/testdata/sum.expected.cpp and compile with clang-19;
+#             must equal editors/testdata/sum.expected.cpp and compile with clang-19; the summary
+#             offers :HydraShowTrace, which hands the configured trace_opener (a recording stand-in)
+#             the SVG of this search, in the user's cache directory (before: "no picture yet");
 #   menu:     the same through vim.lsp.buf.code_action's menu (the user's pick);
 #   settings: require("hydra").update_settings reaches the running server (a bad model URL
 #             makes generation fail, the restored one makes it succeed);
@@ -12,7 +14,9 @@
 #   tui-natural: type a signature with its `{`, Esc, :HydraGenerate: the body goes after the
 #             signature, the cursor stays, no "Press ENTER" ever, one summary line; `u` once
 #             removes the whole generation (never bringing back rolled-back text), CTRL-R redoes
-#             it; :HydraLog shows the checker's reason whole;
+#             it; the summary offers :HydraShowTrace, which hands the desktop's opener (xdg-open,
+#             a recording stand-in) the SVG of this search; :HydraLog shows the checker's reason
+#             whole;
 #   tui-typing: keep typing elsewhere while a generation streams in: every key lands where it was
 #             typed, the generated code is intact, the result compiles;
 #   tui-ghost: ghost text after a pause in insert mode, dismissed by typing, accepted with Tab; a
@@ -54,8 +58,9 @@ tui_case() { # NAME FILE: starts nvim on FILE in the terminal and waits for the 
   echo "--- nvim: $name (in tmux, 80x24)"
   STATE="$WORKDIR/$name.state.json"
   rm -f "$STATE"
+  # PATH: the desktop's opener (xdg-open) is the test's recording stand-in.
   tui_start "nvim-$name" env HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" HYDRA_TEST_STATE="$STATE" \
-    "$NVIM" -u "$EDITORS_DIR/nvim/test/tui.lua" -i NONE "$WORKDIR/$file"
+    PATH="$(dirname "$HYDRA_TEST_OPENER"):$PATH" "$NVIM" -u "$EDITORS_DIR/nvim/test/tui.lua" -i NONE "$WORKDIR/$file"
   tui_wait_json "$STATE" '.attached' 30 || { echo "not ok - $name: the server did not attach"; status=1; }
 }
 tui_end() { # NAME: quits nvim, checks for orphans
@@ -93,7 +98,13 @@ case_tui_natural() {
   scheck "one summary line (\"Hydra: accepted …\") ends the generation on screen" $?
   [ "$(tail -n 1 "$WORKDIR/final.screen" | awk '{ print length($0) }')" -le 80 ]
   scheck "the summary fits the 80 columns" $?
+  tail -n 1 "$WORKDIR/final.screen" | grep -q 'Hydra: accepted.*:HydraShowTrace'
+  scheck "the summary offers the picture of the search (:HydraShowTrace)" $?
   no_prompt
+  # :HydraShowTrace with the default opener: vim.ui.open on Neovim 0.10+, xdg-open on 0.7.
+  tui_type ':HydraShowTrace'
+  tui_keys Enter
+  trace_opened_check natural.cpp totl
   # One undo step per generation; undo never brings back rolled-back text.
   tui_keys u
   tui_wait_json "$STATE" ".lines == $before" 5

@@ -6,8 +6,9 @@
 -- it is installed and `lspconfig ~= false`, otherwise through the built-in client: vim.lsp.start
 -- on Neovim 0.8+, vim.lsp.start_client + vim.lsp.buf_attach_client on 0.7. It offers the server's
 -- code action (kind "source.generate.hydra", also routed through this plugin when picked from
--- vim.lsp.buf.code_action()), :HydraGenerate (cursor or range), :HydraCancel, :HydraLog, ghost
--- text from the server's inline completion (lua/hydra/inline.lua), and shows the server's
+-- vim.lsp.buf.code_action()), :HydraGenerate (cursor or range), :HydraCancel, :HydraLog,
+-- :HydraShowTrace (the picture of the last search, an SVG file the server drew in the user's cache
+-- directory), ghost text from the server's inline completion (lua/hydra/inline.lua), and shows the server's
 -- work-done progress on one line of the message area, cut to fit so that it never asks for
 -- "Press ENTER" (and in require("hydra").status()).
 local M = {}
@@ -48,6 +49,11 @@ local defaults = {
   --   accept_key / dismiss_key  insert-mode keys (false: no mapping)
   --   native    on Neovim 0.12+, use vim.lsp.inline_completion (nil = when present)
   inline = { enabled = true, delay_ms = 400, accept_key = "<Tab>", dismiss_key = "<C-]>", native = nil },
+  -- trace_opener: how :HydraShowTrace opens the picture of a search (an SVG file): nil = the
+  -- desktop's handler, vim.ui.open on Neovim 0.10+ (xdg-open, wslview, open…), `xdg-open`
+  -- (`open` on macOS) before; a list of words = that command, the file's path added; a
+  -- function(path).
+  trace_opener = nil,
   -- on_attach(client, bufnr) is called after the plugin's own attach work.
   on_attach = nil,
   -- on_progress(bufnr, line) is called with each progress line of a generation (for statuslines).
@@ -60,6 +66,8 @@ M.config = vim.deepcopy(defaults)
 --   M.state[bufnr] = { running = bool, progress = "…", last = result table, error = "…",
 --                      progress_log = { "…", … } }
 M.state = {}
+-- last_trace is the path of the newest picture of a search (any buffer's), or nil.
+M.last_trace = nil
 
 local next_token = 0
 
@@ -92,12 +100,13 @@ local hl_of = {
 }
 
 -- echo shows one line in the message area, fitted. history = false lines (progress) replace each
--- other and are coalesced: only the newest waiting one is drawn.
+-- other and are coalesced: only the newest waiting one is drawn. A history line cut to fit ends
+-- with tail (default " :HydraLog").
 local waiting_echo
-local function echo(msg, hl, history)
+local function echo(msg, hl, history, tail)
   if history then
     waiting_echo = nil
-    vim.api.nvim_echo({ { M.fit(msg, " :HydraLog"), hl or "None" } }, true, {})
+    vim.api.nvim_echo({ { M.fit(msg, tail or " :HydraLog"), hl or "None" } }, true, {})
     return
   end
   local first = waiting_echo == nil
@@ -114,12 +123,13 @@ local function echo(msg, hl, history)
   end
 end
 
-local function notify(msg, level)
+-- notify reports msg as the notify option says; tail is what a line cut to fit ends with.
+local function notify(msg, level, tail)
   local how = M.config.notify
   if how == "vim.notify" then
     vim.notify("Hydra: " .. msg, level or vim.log.levels.INFO)
   elseif how then
-    echo("Hydra: " .. msg, hl_of[level], true)
+    echo("Hydra: " .. msg, hl_of[level], true, tail)
   end
 end
 
@@ -501,7 +511,11 @@ local function summary(result)
   return "stopped: " .. tostring(result.reason or "unknown reason")
 end
 
--- finish reports the end of a generation in bufnr: one summary line.
+-- TRACE_HINT is how the summary offers the picture of the search.
+local TRACE_HINT = ":HydraShowTrace"
+
+-- finish reports the end of a generation in bufnr: one summary line, which offers the picture of
+-- the search (:HydraShowTrace) when the server drew one.
 local function finish(bufnr, err, result, on_done)
   local s = bufstate(bufnr)
   s.running = false
@@ -521,11 +535,23 @@ local function finish(bufnr, err, result, on_done)
     end
   end
   s.summary = line
+  local trace = type(result) == "table" and type(result.trace) == "string" and result.trace or nil
+  if trace then
+    M.last_trace = trace
+  end
   if line then
     table.insert(s.progress_log, line)
+    if trace then
+      table.insert(s.progress_log, "the search, drawn: " .. trace .. " (" .. TRACE_HINT .. " opens it)")
+    end
     -- Progress lines still waiting (held) would replace the summary: drop them.
     held_line, held_until = nil, 0
-    notify(line, level)
+    if trace then
+      -- Cut to fit, the offer stays: "…; 2 attempts, 0.4 s; fi… :HydraLog, :HydraShowTrace".
+      notify(line .. "; " .. TRACE_HINT .. " shows the search", level, " :HydraLog, " .. TRACE_HINT)
+    else
+      notify(line, level)
+    end
   end
   if on_done then
     on_done(err, result)
@@ -739,6 +765,54 @@ function M.log(bufnr)
   return b
 end
 
+-- open_file opens path with the configured trace_opener; returns true, or false and why not.
+local function open_file(path)
+  local opener = M.config.trace_opener
+  if type(opener) == "function" then
+    local ok, e = pcall(opener, path)
+    return ok, not ok and ("trace_opener failed: " .. tostring(e)) or nil
+  end
+  if opener == nil and vim.ui.open then
+    local obj, e = vim.ui.open(path)
+    return obj ~= nil, e and ("cannot open the picture: " .. e)
+  end
+  local cmd = opener or { vim.fn.has("mac") == 1 and "open" or "xdg-open" }
+  cmd = type(cmd) == "string" and { cmd } or vim.deepcopy(cmd)
+  table.insert(cmd, path)
+  if vim.fn.executable(cmd[1]) ~= 1 then
+    return false, "no " .. cmd[1] .. " to open the picture: set trace_opener"
+  end
+  -- Detached: the viewer stays open after Neovim exits.
+  if vim.fn.jobstart(cmd, { detach = true }) <= 0 then
+    return false, "cannot run " .. cmd[1] .. " to open the picture"
+  end
+  return true
+end
+
+--- show_trace opens the picture of the search of the buffer's last generation (else the newest
+--- of any buffer) with the trace_opener option. Returns the file's path, or nil when there is
+--- none (the user is told).
+function M.show_trace(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local s = M.state[bufnr]
+  local path = s and s.last and type(s.last.trace) == "string" and s.last.trace or M.last_trace
+  if not path then
+    notify("no picture of a search yet: :HydraGenerate draws one", vim.log.levels.WARN)
+    return nil
+  end
+  if vim.fn.filereadable(path) ~= 1 then
+    notify("the picture " .. path .. " is gone (the server keeps the newest 50)", vim.log.levels.WARN)
+    return nil
+  end
+  local ok, e = open_file(path)
+  if not ok then
+    notify(tostring(e), vim.log.levels.ERROR)
+    return nil
+  end
+  notify("opened " .. vim.fn.fnamemodify(path, ":~"))
+  return path
+end
+
 local function define_commands()
   vim.api.nvim_create_user_command("HydraGenerate", function(o)
     local range
@@ -754,6 +828,9 @@ local function define_commands()
   vim.api.nvim_create_user_command("HydraLog", function()
     M.log()
   end, { desc = "Hydra: the last generation's progress and summary, whole" })
+  vim.api.nvim_create_user_command("HydraShowTrace", function()
+    M.show_trace()
+  end, { desc = "Hydra: open the picture of the last generation's search (SVG)" })
 end
 
 --- setup configures the plugin; see `defaults` above for the options.
