@@ -236,9 +236,12 @@ tui_wait_done() {
   sleep 0.3
 }
 
-# trace_opened_check FILE IDENT: checks that the last file the opener ($HYDRA_TEST_OPENER) was
-# asked to open (a path, or a file:// URL) appeared within 10 s, is the picture of this
-# generation's search (an SVG file naming FILE and the checker's error, "use of undeclared
+# trace_opened_reset: forgets what the opener was asked to open so far (before the command).
+trace_opened_reset() { : >"$HYDRA_TEST_OPENED"; }
+
+# trace_opened_check FILE IDENT: checks that the file the opener ($HYDRA_TEST_OPENER) was asked
+# to open since trace_opened_reset (a path, or a file:// URL) came within 10 s, is the picture of
+# this generation's search (an SVG file naming FILE and the checker's error, "use of undeclared
 # identifier 'IDENT'"), and lies in the user's cache directory, outside the project.
 trace_opened_check() {
   local i opened=""
@@ -246,7 +249,7 @@ trace_opened_check() {
     [ -s "$HYDRA_TEST_OPENED" ] && break
     sleep 0.05
   done
-  [ -s "$HYDRA_TEST_OPENED" ] && opened="$(tail -n 1 "$HYDRA_TEST_OPENED")"
+  [ -s "$HYDRA_TEST_OPENED" ] && opened="$(head -n 1 "$HYDRA_TEST_OPENED")"
   opened="${opened#file://}"
   [ -n "$opened" ]
   scheck "the opener was asked to open a file ($opened)" $?
@@ -257,5 +260,4 @@ trace_opened_check() {
   [ -f "$opened" ] && grep -q '<svg' "$opened" && grep -q "$1" "$opened" &&
     grep -Eq "undeclared identifier (&#39;|')$2(&#39;|')" "$opened"
   scheck "it is the picture of this search: an SVG naming $1 and the checker's error ('$2')" $?
-  : >"$HYDRA_TEST_OPENED"
 }

@@ -104,6 +104,7 @@ case_tui_follow() {
   tcheck "the summary offers the picture of the search (M-x hydra-show-trace)" \
     '.echo | test("^Hydra: accepted .*; M-x hydra-show-trace shows the search$")' '.echo'
   # In a terminal Emacs shows no SVG: hydra-show-trace hands it to xdg-open (the stand-in).
+  trace_opened_reset
   tui_keys M-x
   tui_type 'hydra-show-trace'
   tui_keys Enter

@@ -102,6 +102,7 @@ case_tui_natural() {
   scheck "the summary offers the picture of the search (:HydraShowTrace)" $?
   no_prompt
   # :HydraShowTrace with the default opener: vim.ui.open on Neovim 0.10+, xdg-open on 0.7.
+  trace_opened_reset
   tui_type ':HydraShowTrace'
   tui_keys Enter
   trace_opened_check natural.cpp totl
