@@ -7,10 +7,10 @@
 -- on Neovim 0.8+, vim.lsp.start_client + vim.lsp.buf_attach_client on 0.7. It offers the server's
 -- code action (kind "source.generate.hydra", also routed through this plugin when picked from
 -- vim.lsp.buf.code_action()), :HydraGenerate (cursor or range), :HydraCancel, :HydraLog,
--- :HydraShowTrace (the picture of the last search, an SVG file the server drew in the user's cache
--- directory), ghost text from the server's inline completion (lua/hydra/inline.lua), and shows the server's
--- work-done progress on one line of the message area, cut to fit so that it never asks for
--- "Press ENTER" (and in require("hydra").status()).
+-- :HydraShowTrace (the picture of the last search, an SVG file the server drew in the user's
+-- cache directory), ghost text from the server's inline completion (lua/hydra/inline.lua), and
+-- shows the server's work-done progress on one line of the message area, cut to fit so that it
+-- never asks for "Press ENTER" (and in require("hydra").status()).
 local M = {}
 
 -- The LSP names the server and this plugin agree on.
