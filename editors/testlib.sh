@@ -40,7 +40,7 @@ editor_test_start() {
   fi
   _workdir="$(mktemp -d "${TMPDIR:-/tmp}/hydra-$name-test.XXXXXX")"
   WORKDIR="$_workdir"
-  cp "$HYDRA_TESTDATA"/*.cpp "$WORKDIR"/
+  cp "$HYDRA_TESTDATA"/*.cpp "$HYDRA_TESTDATA"/*.c "$WORKDIR"/
   # Outside the project: the user's cache directory (the server draws the pictures of its
   # searches under it, never into the project) and the desktop's opener. The opener here is a
   # script named xdg-open that records the file it is asked to open, in $HYDRA_TEST_OPENED.

@@ -32,8 +32,12 @@ const (
 	clangdStableAfter = time.Minute
 	// clangdInitTimeout bounds clangd's answer to initialize (it answers at once).
 	clangdInitTimeout = 20 * time.Second
-	// clangdExitGrace is how long clangd may take to exit after exit before it is killed.
-	clangdExitGrace = time.Second
+	// clangdExitGrace is how long clangd may take to answer shutdown, and to exit after exit,
+	// before it is killed. clangd-19 answers shutdown at once but does not exit while it is
+	// indexing the standard library, which it starts for every newly opened file (10–12 s
+	// measured for <cstdio>); killing it then loses nothing, and editors give the whole
+	// shutdown 1.5 s (eglot) or less.
+	clangdExitGrace = 200 * time.Millisecond
 	// clangdCancelGrace is how long a cancelled request waits for clangd's answer.
 	clangdCancelGrace = 10 * time.Second
 )

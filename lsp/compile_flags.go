@@ -112,7 +112,11 @@ func (fs *flagStore) forFile(path, lang string) flagSet {
 		return f
 	}
 	f := fs.lookupLocked(path)
-	f.Flags = withLanguage(f.Flags, lang)
+	var dropped []string
+	f.Flags, dropped = withLanguage(f.Flags, lang)
+	if len(dropped) > 0 {
+		fs.logf("%s: %s names another language's standard; checking %s without it", f.Source, strings.Join(dropped, " "), path)
+	}
 	fs.cache[key] = f
 	return f
 }
@@ -300,19 +304,28 @@ func absolutize(args []string, dir string) []string {
 }
 
 // withLanguage makes sure the flags name the language and a standard: -x from the document's
-// language (clangd's languageId), and a default -std when none is given.
-func withLanguage(flags []string, lang string) []string {
+// language (clangd's languageId), and a default -std when none is given. A standard of the other
+// language is dropped, and returned: compile_flags.txt gives one set of flags for every file, so
+// its -std=c++17 cannot be meant for a C file, and clang refuses the pair ("invalid argument
+// '-std=c++17' not allowed with 'C'"; clangd shows that error and parses on, clangd/clangd#431).
+func withLanguage(flags []string, lang string) (out []string, dropped []string) {
+	isC := lang == "c"
 	hasX, hasStd := false, false
-	for i, f := range flags {
-		if f == "-x" || (strings.HasPrefix(f, "-x") && len(f) > 2 && i >= 0) {
+	kept := make([]string, 0, len(flags))
+	for _, f := range flags {
+		if f == "-x" || (strings.HasPrefix(f, "-x") && len(f) > 2) {
 			hasX = true
 		}
-		if strings.HasPrefix(f, "-std=") || strings.HasPrefix(f, "--std=") {
+		if v, ok := stdValue(f); ok {
+			if cxx, known := stdIsCXX(v); known && cxx == isC {
+				dropped = append(dropped, f)
+				continue
+			}
 			hasStd = true
 		}
+		kept = append(kept, f)
 	}
 	var pre []string
-	isC := lang == "c"
 	if !hasX {
 		if isC {
 			pre = append(pre, "-xc")
@@ -327,5 +340,29 @@ func withLanguage(flags []string, lang string) []string {
 			pre = append(pre, "-std=c++17")
 		}
 	}
-	return append(pre, flags...)
+	return append(pre, kept...), dropped
+}
+
+// stdValue is the standard a -std=/--std= flag names.
+func stdValue(f string) (string, bool) {
+	for _, p := range []string{"-std=", "--std="} {
+		if strings.HasPrefix(f, p) {
+			return strings.TrimPrefix(f, p), true
+		}
+	}
+	return "", false
+}
+
+// stdIsCXX says whether standard v (c17, gnu++20, iso9899:1999, …) is C++'s; known is false for
+// the others (OpenCL's cl2.0, CUDA, HIP), which are left alone.
+func stdIsCXX(v string) (cxx, known bool) {
+	switch {
+	case strings.HasPrefix(v, "c++"), strings.HasPrefix(v, "gnu++"):
+		return true, true
+	case strings.HasPrefix(v, "c") && len(v) > 1 && v[1] >= '0' && v[1] <= '9',
+		strings.HasPrefix(v, "gnu") && len(v) > 3 && v[3] >= '0' && v[3] <= '9',
+		strings.HasPrefix(v, "iso9899:"):
+		return false, true
+	}
+	return false, false
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -45,8 +46,9 @@ func TestFlagsFoundAsClangdFindsThem(t *testing.T) {
 	if !reflect.DeepEqual(got.Flags, want) {
 		t.Fatalf("compile_commands.json: %+v, want %v", got, want)
 	}
-	// A file without an entry borrows its neighbour's flags.
-	if got := fs.forFile(filepath.Join(sub, "new.c"), "c"); !reflect.DeepEqual(got.Flags, []string{"-xc", "-I", filepath.Join(root, "src", "inc"), "-DY", "-std=gnu++14"}) {
+	// A file without an entry borrows its neighbour's flags, but not a standard of the other
+	// language (clang's InterpolatingCompilationDatabase drops it too when the language changes).
+	if got := fs.forFile(filepath.Join(sub, "new.c"), "c"); !reflect.DeepEqual(got.Flags, []string{"-xc", "-std=c17", "-I", filepath.Join(root, "src", "inc"), "-DY"}) {
 		t.Fatalf("neighbour's flags: %+v", got)
 	}
 }
@@ -87,5 +89,30 @@ func writeFile(t *testing.T, path, text string) {
 	}
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestStandardOfTheOtherLanguageIsDropped: one compile_flags.txt serves a project's C and C++
+// files; its C++ standard must not reach a C file (clang refuses the pair), and the reverse.
+func TestStandardOfTheOtherLanguageIsDropped(t *testing.T) {
+	for _, tc := range []struct {
+		lang        string
+		in          []string
+		want, drops string
+	}{
+		{"c", []string{"-std=c++17", "-Iinc"}, "-xc -std=c17 -Iinc", "-std=c++17"},
+		{"c", []string{"--std=gnu++20"}, "-xc -std=c17", "--std=gnu++20"},
+		{"c", []string{"-std=gnu11", "-DX"}, "-xc -std=gnu11 -DX", ""},
+		{"cpp", []string{"-std=c11", "-Wall"}, "-xc++ -std=c++17 -Wall", "-std=c11"},
+		{"cpp", []string{"-std=iso9899:1999"}, "-xc++ -std=c++17", "-std=iso9899:1999"},
+		{"cpp", []string{"-std=c++20"}, "-xc++ -std=c++20", ""},
+		{"c", []string{"-std=cl2.0"}, "-xc -std=cl2.0", ""}, // OpenCL's: not ours to judge
+		{"c", []string{"-std=c++17", "-std=c11"}, "-xc -std=c11", "-std=c++17"},
+	} {
+		got, dropped := withLanguage(tc.in, tc.lang)
+		if strings.Join(got, " ") != tc.want || strings.Join(dropped, " ") != tc.drops {
+			t.Errorf("withLanguage(%q, %s) = %q, dropped %q; want %q, dropped %q",
+				tc.in, tc.lang, got, dropped, tc.want, tc.drops)
+		}
 	}
 }

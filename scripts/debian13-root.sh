@@ -24,7 +24,7 @@ REPO="$(pwd)"
 
 # What the editor tests need inside the root. Emacs 30 has eglot built in; Debian 13 packages no
 # C++ tree-sitter grammar, so Emacs uses c++-mode there (c++-ts-mode needs one).
-PACKAGES=(neovim emacs-nox clang-19 clangd-19 libclang-cpp19 procps ca-certificates tmux jq)
+PACKAGES=(neovim emacs-nox clang-19 clangd-19 libclang-cpp19 procps ca-certificates tmux jq tree-sitter-c-src)
 
 CACHE="${HYDRA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/hydra-lsp}"
 ROOTFS="$CACHE/debian13-root"

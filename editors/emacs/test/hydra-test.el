@@ -17,7 +17,9 @@
 ;; buffer must equal the expected program and compile; its summary offers `hydra-show-trace',
 ;; which hands the picture of the search to `hydra-trace-opener'), the inline completion path (ghost text
 ;; shown, dismissed by typing, accepted with TAB), a settings change reaching the running server
-;; (a plain setq), and hydra-cancel.  The set-up is the README's snippet as written.  One "ok"/"not ok" line per
+;; (a plain setq), hydra-cancel, and on Emacs 29+ with Debian's tree-sitter-c-src
+;; (HYDRA_TEST_TS_C_SRC) a repaired generation in sum.c under `c-ts-mode'.  The set-up is the
+;; README's snippet as written.  One "ok"/"not ok" line per
 ;; check; the exit status is 1 when any failed.
 
 ;;; Code:
@@ -28,12 +30,12 @@
   "The contents of FILE."
   (with-temp-buffer (insert-file-contents-literally file) (buffer-string)))
 
-(defun hydra-test-compiles (text)
-  "Return (OK . OUTPUT) of clang -fsyntax-only on TEXT."
-  (let ((f (make-temp-file "hydra-emacs-" nil ".cpp" text)))
+(defun hydra-test-compiles (text &optional lang)
+  "Return (OK . OUTPUT) of clang -fsyntax-only on TEXT, as C++17 or, LANG \"c\", as C17."
+  (let ((f (make-temp-file "hydra-emacs-" nil (if (equal lang "c") ".c" ".cpp") text)))
     (with-temp-buffer
       (let ((rc (call-process (or (getenv "HYDRA_CLANG") "clang-19") nil t nil
-                              "-fsyntax-only" "-std=c++17" f)))
+                              "-fsyntax-only" (if (equal lang "c") "-std=c17" "-std=c++17") f)))
         (cons (eq rc 0) (buffer-string))))))
 
 (defun hydra-test-goto-last-line ()
@@ -200,6 +202,55 @@ DIR is the project."
       (hydra-test-check (string-prefix-p (substring before 0 (1- (length before))) (buffer-string))
                         "the text before point is intact" (buffer-string)))))
 
-(hydra-test-main #'hydra-test-run)
+(defun hydra-test-c-ts-mode (dir)
+  "C in `c-ts-mode' (Emacs 29+): the README's tree-sitter snippet, then a generation in sum.c.
+The C grammar is built as the README says, from Debian's tree-sitter-c-src (the directory in
+HYDRA_TEST_TS_C_SRC), with `treesit-install-language-grammar' into a temporary directory.
+DIR is the project."
+  (let ((src (getenv "HYDRA_TEST_TS_C_SRC")))
+    (cond
+     ((not (fboundp 'treesit-available-p))
+      (princ (format "# c-ts-mode: Emacs %s has no tree-sitter modes\n" emacs-version)))
+     ((or (null src) (string-empty-p src))
+      (princ "# c-ts-mode: not checked, no C grammar source here (apt install tree-sitter-c-src)\n"))
+     (t
+      (require 'treesit)
+      (let ((out (make-temp-file "hydra-treesit-" t))
+            (expected (hydra-test-file-string (concat dir "sum.expected.c"))))
+        (hydra-test-check (treesit-available-p) "this Emacs is built with tree-sitter")
+        ;; The README's recipe, with clang-19 as the compiler (the Debian 13 root has no cc).
+        (setq treesit-language-source-alist
+              `((c ,src nil nil ,(or (getenv "HYDRA_CLANG") "clang-19"))))
+        (add-to-list 'treesit-extra-load-path out)
+        (treesit-install-language-grammar 'c out)
+        (hydra-test-check (treesit-language-available-p 'c)
+                          "the C grammar builds from the packaged source" out)
+        (eval (car (read-from-string (concat "(progn\n" (hydra-test-readme-ts-snippet) "\n)"))) t)
+        (hydra-test-visit (concat dir "sum.c"))
+        (hydra-test-check (eq major-mode 'c-ts-mode) "sum.c opens in c-ts-mode" major-mode)
+        (hydra-test-check (cl-typep (eglot-current-server) 'hydra-eglot-server)
+                          "eglot manages the c-ts-mode buffer with hydra lsp" (eglot-current-server))
+        (hydra-test-goto-last-line)
+        (setq hydra-last-result nil)
+        (hydra-generate)
+        (hydra-test-check (hydra-test-wait (lambda () hydra-last-result) 120)
+                          "the generation in c-ts-mode ends")
+        (let ((r hydra-last-result))
+          (hydra-test-check (eq (plist-get r :ok) t) "c-ts-mode: the result says ok" r)
+          (hydra-test-check (>= (or (plist-get r :attempts) 0) 2)
+                            "c-ts-mode: the checker made the model repair (attempts >= 2)" r))
+        ;; `restrict' in the answer is C only: the server checked the buffer as C.
+        (let ((text (buffer-substring-no-properties (point-min) (point-max))))
+          (hydra-test-check (equal text expected) "c-ts-mode: the buffer equals the expected C program"
+                            (format "\n--- got\n%s--- want\n%s" text expected))
+          (let ((c (hydra-test-compiles text "c")))
+            (hydra-test-check (car c) "c-ts-mode: the buffer compiles as C" (cdr c)))))))))
+
+(defun hydra-test-run-all ()
+  "Run the checks, then the `c-ts-mode' ones."
+  (hydra-test-run)
+  (hydra-test-c-ts-mode (file-name-as-directory (hydra-test-env "HYDRA_TEST_DIR"))))
+
+(hydra-test-main #'hydra-test-run-all)
 
 ;;; hydra-test.el ends here

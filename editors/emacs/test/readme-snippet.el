@@ -44,6 +44,21 @@
       (setq snippet (string-replace (car r) (cdr r) snippet)))
     snippet))
 
+(defun hydra-test-readme-ts-snippet ()
+  "The README's snippet for the tree-sitter modes: the Emacs section's second elisp block."
+  (let* ((root (expand-file-name "../../.." (file-name-directory hydra-test--here)))
+         (readme (with-temp-buffer
+                   (insert-file-contents (expand-file-name "README.md" root))
+                   (buffer-string)))
+         (section (progn (string-match "^### Emacs" readme) (match-end 0)))
+         (first (progn (string-match "^```elisp\n" readme section) (match-end 0)))
+         (start (progn (string-match "^ *```elisp\n" readme first) (match-end 0)))
+         (end (string-match "^ *```" readme start))
+         (snippet (substring readme start end)))
+    (unless (string-search "c-ts-mode-hook" snippet)
+      (error "The README's tree-sitter snippet no longer sets c-ts-mode-hook: %s" snippet))
+    snippet))
+
 (defun hydra-test-eval-readme-snippet ()
   "Evaluate the README's snippet (paths and URL made real); return its text."
   (let ((snippet (hydra-test-readme-snippet)))

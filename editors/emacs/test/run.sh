@@ -176,9 +176,12 @@ case_batch() {
     status=1
   fi
   rm -rf "$bc_dir"
+  # The C grammar's source as Debian 13 packages it (tree-sitter-c-src), for c-ts-mode.
+  local ts_c_src
+  ts_c_src="$(find /usr/src/tree-sitter/c -mindepth 2 -maxdepth 2 -name parser -type d 2>/dev/null | sort -V | tail -n1)"
   # Without -Q: Debian's site-start puts elpa-eglot on the load path (Emacs 29+ has eglot built in).
   env HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" HYDRA_TEST_DIR="$WORKDIR" \
-    HYDRA_TEST_EXPECTED="$HYDRA_TESTDATA/sum.expected.cpp" \
+    HYDRA_TEST_EXPECTED="$HYDRA_TESTDATA/sum.expected.cpp" HYDRA_TEST_TS_C_SRC="$ts_c_src" \
     timeout 300 "$EMACS" --batch -l "$EDITORS_DIR/emacs/test/hydra-test.el" </dev/null 2>"$WORKDIR/emacs.log" || status=1
   # What the package showed in the echo area (progress, the end of each generation).
   echo "  emacs messages:"
