@@ -255,6 +255,45 @@ func TestTypingDuringGenerationIsKeptAndCheckedAgain(t *testing.T) {
 	}
 }
 
+// TestTypingThatOvertakesEveryEditDoesNotStopGeneration: the user keeps typing above the
+// generated code, and each keystroke lands between Hydra's edit and the client's answer, so the
+// client refuses the edit (its version is stale) and reports the keystroke only after the
+// refusal. More refusals in a row than maxRejected must not stop the generation: each is redone
+// against the new text. (Seen under load in TestSoakUnderLoad: 21 refusals, edit_rejected.)
+func TestTypingThatOvertakesEveryEditDoesNotStopGeneration(t *testing.T) {
+	const doc = "// typed:\n" + sumSig + "\n"
+	model := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{
+		{PromptSuffix: "int sum(const std::vector<int>& v) {\n", Text: sumBody, Chunk: 2, DelayMS: 10},
+	}})
+	c := startServer(t, clientOptions{initOptions: map[string]any{"hydra": map[string]any{"modelUrl": model.URL}}})
+	uri := "file://" + filepath.Join(t.TempDir(), "sum.cpp")
+	c.open(uri, "cpp", doc)
+	const overtaken = 30 // more than the server's maxRejected (20)
+	typed := 0
+	c.beforeApply = func(int) {
+		if typed < overtaken {
+			typed++
+			c.userEditLate(uri, len("// typed:"), len("// typed:"), "x")
+		}
+	}
+	sum, err := c.generate(uri, position(doc, len("// typed:\n")+len(sumSig)-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.text(uri)
+	t.Logf("summary: %+v", sum)
+	if typed < overtaken {
+		t.Fatalf("only %d edits were overtaken, want %d", typed, overtaken)
+	}
+	if !sum.OK || sum.Reason != "accepted" {
+		t.Fatalf("summary %+v, want accepted: typing that overtakes edits must not stop generation", sum)
+	}
+	want := "// typed:" + strings.Repeat("x", overtaken) + "\n" + sumSig + "\n" + sumBody
+	if !strings.HasPrefix(got, want) {
+		t.Fatalf("document:\n%s\nwant it to start with:\n%s", got, want)
+	}
+}
+
 func TestDiagnosticsFollowTheDocument(t *testing.T) {
 	model := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{
 		{PromptSuffix: "// two\n", Text: "int one() { return 1; }\nint two() { return tow; }\n", Chunk: 8},

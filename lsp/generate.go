@@ -41,7 +41,8 @@ const editConfirmTimeout = 10 * time.Second
 // workspace/applyEdit (Options.ApplyEditTimeout) before it stops the generation.
 const defaultApplyEditTimeout = 30 * time.Second
 
-// maxRejected bounds how many edits in a row the client may refuse before generation stops.
+// maxRejected bounds how many edits in a row the client may refuse, with no change to the
+// document between them, before generation stops.
 const maxRejected = 20
 
 // Summary is what hydra.generate returns when the generation ends (a contract with the
@@ -456,7 +457,7 @@ func (s *Server) generate(ctx context.Context, t target, token json.RawMessage) 
 // workspace/applyEdit calls, one at a time, each against the document's current version, until
 // the search has finished and the document shows its final text, or the generation stops.
 func (s *Server) streamEdits(g *generation, prog *progress) {
-	rejected := 0
+	rejected, refusedAt := 0, 0
 	for {
 		g.mu.Lock()
 		target, finished, msgs := g.target, g.finished, g.messages
@@ -500,6 +501,9 @@ func (s *Server) streamEdits(g *generation, prog *progress) {
 			s.mu.Unlock()
 			return
 		}
+		if g.versioned && d.version > refusedAt {
+			rejected = 0 // the document moved since the last refusal: that one was overtaken
+		}
 		edit, p := g.nextEditLocked(d, target, s.enc)
 		if p == nil {
 			s.mu.Unlock()
@@ -525,8 +529,14 @@ func (s *Server) streamEdits(g *generation, prog *progress) {
 			}
 			if g.pending == p && !p.matched {
 				g.pending = nil
-				rejected++
 				s.logf("%s: edit at version %d not applied: %s", g.uri, version, reason)
+				// A versioned edit the user's typing overtook is refused; that is a race, redone
+				// against the new text, and however long the user types it must not stop the
+				// generation. Only refusals with no change to the document between them count.
+				if dd := s.docs[g.uri]; !g.versioned || dd == nil || dd.version <= version {
+					rejected++
+					refusedAt = version
+				}
 				if rejected > maxRejected || err != nil {
 					g.stopLocked(reasonRejected)
 				}

@@ -72,6 +72,11 @@ func setup(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(tmp)
+	// The servers' cache directory (TokPol's learned state, the pictures of searches) is the
+	// tests' own: a test run must not change what the user's Hydra has learned.
+	if err := os.Setenv("XDG_CACHE_HOME", filepath.Join(tmp, "cache")); err != nil {
+		return 0, err
+	}
 	// A private copy of the shim: `make build` elsewhere may rewrite bin/ while tests run.
 	shim, err := os.ReadFile(shimBin)
 	if err != nil {
@@ -136,6 +141,9 @@ type client struct {
 	beforeApply func(n int)
 	// refuse makes the client answer applied:false to every edit.
 	refuse bool
+	// late holds didChange notifications of the user's typing that the client sends only after
+	// its answer to the applyEdit being handled (userEditLate).
+	late []lsp.DidChangeTextDocumentParams
 	// silentEdits makes the client never answer workspace/applyEdit (unanswered counts them).
 	silentEdits bool
 	unanswered  int
@@ -295,6 +303,13 @@ func (c *client) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		}
 		applied, why := c.applyWorkspaceEdit(p.Edit)
 		_ = conn.Reply(ctx, req.ID, lsp.ApplyWorkspaceEditResult{Applied: applied, FailureReason: why})
+		c.mu.Lock()
+		late := c.late
+		c.late = nil
+		c.mu.Unlock()
+		for _, n := range late {
+			c.sendChange(n)
+		}
 	case "workspace/configuration":
 		c.mu.Lock()
 		c.configReq++
@@ -523,6 +538,22 @@ func (c *client) userEdit(uri string, start, end int, text string) {
 	}
 	c.mu.Unlock()
 	c.sendChange(p)
+}
+
+// userEditLate is userEdit whose didChange the client sends only after it has answered the
+// applyEdit it is handling: a keystroke that overtakes Hydra's edit and whose notification
+// trails the refusal.
+func (c *client) userEditLate(uri string, start, end int, text string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.docs[uri]
+	r := lsp.Range{Start: position(d.text, start), End: position(d.text, end)}
+	d.text = d.text[:start] + text + d.text[end:]
+	d.version++
+	c.late = append(c.late, lsp.DidChangeTextDocumentParams{
+		TextDocument:   lsp.VersionedTextDocumentIdentifier{URI: uri, Version: d.version},
+		ContentChanges: []lsp.TextDocumentContentChangeEvent{{Range: &r, Text: text}},
+	})
 }
 
 func (c *client) text(uri string) string {
