@@ -112,14 +112,15 @@ func (b Beliefs) Update(p Prior, ep Episode) Beliefs {
 // Learner holds the beliefs TokPol learns for one model, shared by every search that uses it
 // (safe for concurrent use), and, when it has a file, keeps them there across runs.
 type Learner struct {
-	mu   sync.Mutex
-	b    Beliefs
-	path string // "" keeps them in memory only
-	err  error  // the last failure to save, if any
+	mu    sync.Mutex
+	start Beliefs // where learning began (in this process)
+	b     Beliefs
+	path  string // "" keeps them in memory only
+	err   error  // the last failure to save, if any
 }
 
 // NewLearner returns a learner that starts from b and keeps what it learns in memory.
-func NewLearner(b Beliefs) *Learner { return &Learner{b: b} }
+func NewLearner(b Beliefs) *Learner { return &Learner{start: b, b: b} }
 
 // Beliefs returns the current beliefs.
 func (l *Learner) Beliefs() Beliefs {
@@ -159,28 +160,40 @@ func ModelLearner(model string) *Learner {
 	if v, ok := learners.Load(model); ok {
 		return v.(*Learner)
 	}
-	l := &Learner{b: PaperBeliefs()}
+	var l *Learner
 	dir, err := os.UserCacheDir()
-	if standIn(model) {
+	switch {
+	case standIn(model):
 		// A stand-in's outcomes say nothing about a model: learn in memory only.
-	} else if err == nil {
-		l.path = filepath.Join(dir, "hydra", "tokpol", fileName(model)+".json")
-		switch data, rerr := os.ReadFile(l.path); {
-		case rerr == nil:
-			var b Beliefs
-			if jerr := json.Unmarshal(data, &b); jerr != nil || b.Local+b.Near+b.Far <= 0 || b.QSucc+b.QFail <= 0 {
-				l.err = fmt.Errorf("tokpol beliefs %s: unreadable, starting from the paper's figures", l.path)
-			} else {
-				l.b = b
-			}
-		case !os.IsNotExist(rerr):
-			l.err = fmt.Errorf("tokpol beliefs: %w", rerr)
-		}
-	} else {
+		l = NewLearner(PaperBeliefs())
+	case err == nil:
+		l = FileLearner(filepath.Join(dir, "hydra", "tokpol", fileName(model)+".json"), PaperBeliefs())
+	default:
+		l = NewLearner(PaperBeliefs())
 		l.err = fmt.Errorf("tokpol beliefs: %w", err)
 	}
 	v, _ := learners.LoadOrStore(model, l)
 	return v.(*Learner)
+}
+
+// FileLearner returns a learner kept in the file at path: it starts from the beliefs the file
+// holds (start when there is none, or when it cannot be read: Err says why) and saves them there
+// after every episode. Every model's searches that use it share it (`tokpol:beliefs=FILE`).
+func FileLearner(path string, start Beliefs) *Learner {
+	l := &Learner{b: start, path: path}
+	switch data, rerr := os.ReadFile(path); {
+	case rerr == nil:
+		var b Beliefs
+		if jerr := json.Unmarshal(data, &b); jerr != nil || b.Local+b.Near+b.Far <= 0 || b.QSucc+b.QFail <= 0 {
+			l.err = fmt.Errorf("tokpol beliefs %s: unreadable, starting from the paper's figures", path)
+		} else {
+			l.b = b
+		}
+	case !os.IsNotExist(rerr):
+		l.err = fmt.Errorf("tokpol beliefs: %w", rerr)
+	}
+	l.start = l.b
+	return l
 }
 
 // fileName makes a model name safe as a file name ("" is "default").

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -133,5 +134,66 @@ func TestModelLearnerKeepsBeliefsPerModelUnderTheCacheDir(t *testing.T) {
 	s.Observe(DefaultPrior(), Episode{Cands: learnCands, Err: 100, Success: 90})
 	if _, err := os.Stat(filepath.Join(dir, "hydra", "tokpol", "hydra-simulated-model.json")); !os.IsNotExist(err) {
 		t.Errorf("the simulated model's beliefs were saved: %v", err)
+	}
+}
+
+// TestBeliefsConvergeToTheTruthOfConstructedHistories: histories drawn from a known truth
+// (root local 10%, near 30%, far 60%; a repair from at or before the root works half the time),
+// with the attempts an escalating policy makes (the nearest candidate, then half-way, then the
+// start until it works), teach beliefs near that truth, from the paper's starting figures.
+func TestBeliefsConvergeToTheTruthOfConstructedHistories(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const local, far, q = 0.1, 0.6, 0.5
+	b := PaperBeliefs()
+	p := Prior{Decreasing: true}
+	for range 600 {
+		var root int // the root's bucket start
+		switch u := rng.Float64(); {
+		case u < local:
+			root = 90
+		case u < local+far:
+			root = 10 * rng.IntN(5) // [0, 50): at least half-way back
+		default:
+			root = 50 + 10*rng.IntN(4) // [50, 90)
+		}
+		ep := Episode{Cands: learnCands, Err: 100}
+		for _, a := range append([]int{90, 50}, make([]int, 30)...) {
+			if a <= root && rng.Float64() < q {
+				ep.Success = a
+				break
+			}
+			ep.Failed = append(ep.Failed, a)
+		}
+		b = b.Update(p, ep)
+	}
+	gotLocal, gotFar := b.Masses()
+	if math.Abs(gotLocal-local) > 0.05 || math.Abs(gotFar-far) > 0.07 || math.Abs(b.Q()-q) > 0.05 {
+		t.Errorf("after 600 episodes from local %.2f far %.2f q %.2f: learned local %.3f far %.3f q %.3f", local, far, q, gotLocal, gotFar, b.Q())
+	}
+	t.Logf("learned local %.3f far %.3f q %.3f", gotLocal, gotFar, b.Q())
+}
+
+// TestBeliefsFileCarriesLearningAcrossRuns: tokpol:beliefs=FILE starts from what an earlier
+// run saved there, whatever the model (the simulated one included), and Learned reports both.
+func TestBeliefsFileCarriesLearningAcrossRuns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "beliefs.json")
+	first := mustPolicy(t, "tokpol:beliefs="+path).(*TokPol)
+	first.learner.Observe(DefaultPrior(), Episode{Cands: learnCands, Err: 100, Failed: []int{90, 50}, Success: 0})
+	if err := first.learner.Err(); err != nil {
+		t.Fatal(err)
+	}
+	start, now, ok := first.Learned("hydra-simulated-model")
+	if !ok || start != PaperBeliefs() || now.Episodes != 1 {
+		t.Fatalf("first run: learned %v, start %+v, now %+v", ok, start, now)
+	}
+	second := mustPolicy(t, "tokpol:beliefs="+path).(*TokPol) // the next run
+	if start2, now2, _ := second.Learned("hydra-simulated-model"); start2 != now || now2 != now {
+		t.Errorf("the next run starts from %+v, want the saved %+v", start2, now)
+	}
+	if _, err := ByName("tokpol:beliefs="); err == nil {
+		t.Error("tokpol:beliefs= with no file was accepted")
+	}
+	if _, _, ok := mustPolicy(t, "tokpol:learn=0").(*TokPol).Learned("m"); ok {
+		t.Error("learn=0 reports learned beliefs")
 	}
 }

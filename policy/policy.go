@@ -49,6 +49,10 @@ type Options struct {
 	// PersistLearning makes TokPol learn per model (State.Model) with the process-wide learner
 	// kept under the user's cache directory (ModelLearner), instead of in memory per policy value.
 	PersistLearning bool
+	// BeliefsFile keeps what TokPol learns in this file, whatever the model (it starts from
+	// what the file holds and saves after every finished error), instead of in memory per
+	// policy value: `tokpol:beliefs=FILE`, for learning across benchmark runs.
+	BeliefsFile string
 }
 
 // WithPersistentLearning makes TokPol learn per model across the searches of the process and
@@ -137,7 +141,7 @@ func Summary(name string) string { return registry[name].summary }
 // ByName returns the policy with the given name ("" means Default), configured by opts. The
 // name may carry parameters after colons, as the CLI takes them: "tokpol:q=0.8:scope=2",
 // "fixed:lines=8", "parallel:width=4" (keys: q, local, far, scope, decreasing=0|1, same, lines,
-// width, lastresort=false, learn=0|1); they apply after opts.
+// width, lastresort=false, learn=0|1, beliefs=FILE); they apply after opts.
 func ByName(name string, opts ...Option) (engine.Policy, error) {
 	spec := strings.Split(strings.TrimSpace(name), ":")
 	base := strings.ToLower(spec[0])
@@ -163,6 +167,12 @@ func parseParam(kv string) (Option, error) {
 	k, v, ok := strings.Cut(kv, "=")
 	if !ok {
 		return nil, fmt.Errorf("parameter %q is not key=value", kv)
+	}
+	if k == "beliefs" {
+		if v == "" {
+			return nil, fmt.Errorf("parameter beliefs: no file named")
+		}
+		return func(o *Options) { o.BeliefsFile = v }, nil
 	}
 	num, err := strconv.ParseFloat(v, 64)
 	if err != nil && k != "lastresort" {
@@ -213,5 +223,5 @@ func parseParam(kv string) (Option, error) {
 		}
 		return func(o *Options) { o.NoLastResort = !b }, nil
 	}
-	return nil, fmt.Errorf("unknown parameter %q (known: q, local, far, scope, decreasing, same, lines, width, lastresort, learn)", k)
+	return nil, fmt.Errorf("unknown parameter %q (known: q, local, far, scope, decreasing, same, lines, width, lastresort, learn, beliefs)", k)
 }

@@ -16,7 +16,11 @@ type TokPol struct {
 
 func newTokPol(o Options) *TokPol {
 	p := &TokPol{opts: o}
-	if !o.NoLearning && !o.PersistLearning {
+	switch {
+	case o.NoLearning, o.PersistLearning:
+	case o.BeliefsFile != "":
+		p.learner = FileLearner(o.BeliefsFile, beliefsFrom(o.Prior, o.SuccessProb))
+	default:
 		p.learner = NewLearner(beliefsFrom(o.Prior, o.SuccessProb))
 	}
 	return p
@@ -24,13 +28,37 @@ func newTokPol(o Options) *TokPol {
 
 // learnerFor is the learner the policy uses in search s, or nil when it does not learn.
 func (p *TokPol) learnerFor(s *engine.State) *Learner {
+	if p.opts.PersistLearning && s != nil {
+		return ModelLearner(s.Model())
+	}
+	return p.learnerForModel("")
+}
+
+// learnerForModel is the learner the policy uses for searches of model, or nil when it does
+// not learn.
+func (p *TokPol) learnerForModel(model string) *Learner {
 	switch {
 	case p.opts.NoLearning:
 		return nil
 	case p.opts.PersistLearning:
-		return ModelLearner(s.Model())
+		if model == "" {
+			return nil
+		}
+		return ModelLearner(model)
 	}
 	return p.learner
+}
+
+// Learned returns where TokPol's learning for searches of model started and what it has
+// learned so far (the beliefs it plans with), and false when it does not learn.
+func (p *TokPol) Learned(model string) (start, now Beliefs, ok bool) {
+	l := p.learnerForModel(model)
+	if l == nil {
+		return Beliefs{}, Beliefs{}, false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.start, l.b, true
 }
 
 // params are the prior and q TokPol plans with in search s: the learner's means, or the

@@ -89,7 +89,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.only, "task", "", "run only these tasks (comma-separated ids, e.g. CPP/17); overrides --tasks and --source")
 	fs.StringVar(&f.source, "source", "", "only tasks of this source: humaneval-x or thealgorithms")
 	fs.IntVar(&f.concurrency, "concurrency", 8, "tasks run at once (each task's policies run one after the other)")
-	fs.IntVar(&f.maxAttempts, "max-attempts", 8, "attempts per search")
+	fs.IntVar(&f.maxAttempts, "max-attempts", 32, "attempts per search, the same for every policy (a search ends without a compiling program only when its budget is spent: these attempts, or attempts × --max-tokens output tokens)")
 	fs.IntVar(&f.maxTokens, "max-tokens", 8192, "output tokens per completion request (the longest corpus program is about 8,000 tokens)")
 	fs.BoolVar(&f.runTests, "run-tests", false, "functional check: compile and run HumanEval-X's tests on the generated code, in the bubblewrap sandbox (default on with the simulated model, off with --model-url)")
 	fs.Usage = func() {

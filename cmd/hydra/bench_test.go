@@ -39,7 +39,7 @@ func TestBenchRunsEveryPolicyWithConsistentFigures(t *testing.T) {
 	}
 	plot := filepath.Join(t.TempDir(), "bench.svg")
 	args := []string{"bench", "--tasks", "6", "--seed", "3", "--error-rate", "0.5", "--fix-prob", "1",
-		"--new-fault-rate", "0", "--time-scale", "0.05", "--json", "--plot", plot}
+		"--new-fault-rate", "0", "--time-scale", "0.05", "--max-attempts", "8", "--json", "--plot", plot}
 	if !sandboxHere(t) {
 		args = append(args, "--run-tests=false")
 	}

@@ -18,7 +18,7 @@ func (s *Server) Fresh() *Server {
 	s.mu.Unlock()
 	for id, st := range states {
 		st.planMu.Lock()
-		f.state[id] = &taskState{plan: st.plan, planErr: st.planErr, seen: map[uint64]int{}, repeats: map[*Fault]int{}}
+		f.state[id] = &taskState{plan: st.plan, planErr: st.planErr, seen: map[uint64]int{}, repeats: map[*Fault]int{}, retries: map[string]int{}}
 		st.planMu.Unlock()
 	}
 	return f

@@ -208,6 +208,7 @@ type taskState struct {
 	emitted []*Fault       // faults the model has written so far, the latest last
 	repeats map[*Fault]int // how often a retry repeated each fault
 	seen    map[uint64]int // requests per prompt hash
+	retries map[string]int // retries that regenerated each fault's root (retryDraws)
 	cache   [][]uint       // prefix cache: recent token sequences, the latest last
 }
 
@@ -272,7 +273,7 @@ func NewServer(opts Options) (*Server, error) {
 		if _, dup := s.state[t.ID]; dup {
 			return nil, fmt.Errorf("simulated model: task %s appears twice", t.ID)
 		}
-		s.state[t.ID] = &taskState{seen: map[uint64]int{}, repeats: map[*Fault]int{}}
+		s.state[t.ID] = &taskState{seen: map[uint64]int{}, repeats: map[*Fault]int{}, retries: map[string]int{}}
 	}
 	return s, nil
 }
@@ -388,6 +389,7 @@ func (s *Server) Assumptions() Assumptions {
 			"a fault whose root lies in the accepted prefix persists; a retry that regenerates the root fixes it with probability fix_prob, or fix_prob x (1 - stickiness) once the model has repeated that fault, else repeats it",
 			"a retry makes a new fault with probability new_fault_rate times the share of the solution it regenerates, drawn from the other checked faults planned for the task (only tasks planned with a first fault have them)",
 			"a request whose prompt was seen before counts as a resample (a retry), so repeated identical requests differ",
+			"common random numbers: a retry's draws (fix or repeat, new fault) come from a stream per task and fault, the k-th retry that regenerates a fault's root taking the k-th draws whatever its prompt, so every policy meets the same luck on its k-th regeneration of the same mistake (the outcome distribution is unchanged; paired comparisons see the policies' choices, not their draws)",
 			"latency = overhead + uncached prompt tokens / prefill rate + output tokens x token latency, all x time_scale; prompt tokens count as cached in whole blocks shared with a recent prompt+completion of the same task (vLLM-style automatic prefix caching)",
 			"logprobs are synthetic: surprisal (-logprob) of an ordinary token is log-normal (median 0.05 nats, sigma 1.5); the root token's is shifted so that its ROC AUC against ordinary tokens is logprob_auc (0.5: no signal)",
 			"HumanEval-X: prompt = the task's prompt, solution = canonical_solution + test; TheAlgorithms: prompt = the leading comment block (without one: the #include preamble and the first function's head), solution = the rest; tasks whose prompt begins another's are left out",
@@ -574,9 +576,6 @@ func (s *Server) decide(ctx context.Context, prompt string) (decision, error) {
 	st := s.state[t.ID]
 	count := st.seen[ph]
 	st.seen[ph]++
-	var seed [8]byte
-	binary.LittleEndian.PutUint64(seed[:], uint64(count))
-	rng := rand.New(rand.NewPCG(uint64(s.opts.Seed), hashString(t.ID+"\x00"+string(seed[:]))^ph))
 	// A retry: feedback follows the accepted prefix, the same prompt came before, or the model
 	// already wrote the planned fault once (a fresh request over the same ground, e.g. one per
 	// line).
@@ -599,6 +598,12 @@ func (s *Server) decide(ctx context.Context, prompt string) (decision, error) {
 				break
 			}
 		}
+		// Common random numbers: the k-th retry that regenerates a fault's root draws the k-th
+		// numbers of that fault's own stream, whatever the prompt, so every policy (each with its
+		// own simulator, see Fresh) meets the same luck on its k-th regeneration of the same
+		// mistake. The distribution of outcomes is unchanged; only the pairing between policies
+		// is, so paired ratios measure the policies' choices rather than their draws.
+		rng := s.retryDraws(t.ID, st, prev)
 		fix := s.opts.FixProb
 		if st.repeats[prev] > 0 {
 			fix *= 1 - s.opts.Stickiness // a mistake the model repeated once is likelier to come again
@@ -630,6 +635,21 @@ func (s *Server) decide(ctx context.Context, prompt string) (decision, error) {
 		d.rootAt = f.RootOff - accepted
 	}
 	return d, nil
+}
+
+// retryDraws is the random source of the next retry that regenerates fault prev's root (nil:
+// a retry over no known fault) of task id: seeded by (seed, task, fault, how many such retries
+// came before in this simulator).
+func (s *Server) retryDraws(id string, st *taskState, prev *Fault) *rand.Rand {
+	key := "none"
+	if prev != nil {
+		key = fmt.Sprintf("%s\x00%d\x00%d", prev.Op, prev.Diff, prev.RootOff)
+	}
+	k := st.retries[key]
+	st.retries[key]++
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(k))
+	return rand.New(rand.NewPCG(uint64(s.opts.Seed), hashString("retry\x00"+id+"\x00"+key+"\x00"+string(b[:]))))
 }
 
 var errNoTask = errors.New(ModelName + ": the prompt matches no task the simulator knows")

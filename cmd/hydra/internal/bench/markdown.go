@@ -19,8 +19,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		data, _ := json.Marshal(fp)
 		fmt.Fprintf(b, "Fault plans made (what the simulator produced): `%s`\n\n", data)
 	}
-	fmt.Fprintf(b, "Tasks: %d (%d hit a static error); seed %d; concurrency %d; at most %d attempts.\n",
-		r.Config.Tasks, len(r.ErroringTasks), r.Config.Seed, r.Config.Parallel, r.Config.MaxAttempts)
+	bud := r.Config.Budget()
+	fmt.Fprintf(b, "Tasks: %d (%d hit a static error); seed %d; concurrency %d; budget per search, the same for every policy: %d attempts, %d output tokens, %s.\n",
+		r.Config.Tasks, len(r.ErroringTasks), r.Config.Seed, r.Config.Parallel, bud.MaxAttempts, bud.MaxTokens, bud.Deadline)
 	table := func(title string, pick func(PolicyReport) Metrics) {
 		fmt.Fprintf(b, "\n%s\n\n", title)
 		fmt.Fprintln(b, "| policy | tasks | tokens mean | p50 | p75 | repair overhead (tokens) | latency mean s | p50 | p75 | static | functional | attempts |")
@@ -50,6 +51,12 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		for _, p := range r.Paired {
 			fmt.Fprintf(b, "| %s/%s | %d | %.3f [%.3f, %.3f] | %s | %.3f [%.3f, %.3f] | %s |\n", p.A, p.B, p.Tokens.Tasks,
 				p.Tokens.Ratio, p.Tokens.Lo, p.Tokens.Hi, verdict(p.Tokens), p.Latency.Ratio, p.Latency.Lo, p.Latency.Hi, verdict(p.Latency))
+		}
+	}
+	for _, p := range r.order {
+		if l, ok := r.Learned[p]; ok {
+			fmt.Fprintf(b, "\nWhat %s had learned by the end (from %d finished errors, starting from local %.2f, far %.2f, q %.2f): local %.2f, far %.2f, q %.2f.\n",
+				p, l.Episodes, l.StartLocal, l.StartFar, l.StartQ, l.Local, l.Far, l.Q)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

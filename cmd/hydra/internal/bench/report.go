@@ -41,7 +41,23 @@ type Run struct {
 	// CheckerLagMS is how long, on average, the checker accepted a chunk after the model had
 	// streamed it (see checkerLag): near the chunking delay when the checker keeps up.
 	CheckerLagMS float64 `json:"checker_lag_ms"`
-	Err          string  `json:"error,omitempty"`
+	// Learned is what a learning TokPol believed when the run ended (its class masses and q,
+	// learned from the runs before; see policy.Beliefs).
+	Learned *Learned `json:"learned,omitempty"`
+	Err     string   `json:"error,omitempty"`
+}
+
+// Learned is a learning TokPol's beliefs as means: the root's distance-class masses, q, and
+// how many finished errors they were learned from.
+type Learned struct {
+	Local    float64 `json:"local"`
+	Far      float64 `json:"far"`
+	Q        float64 `json:"q"`
+	Episodes int     `json:"episodes"`
+	// StartLocal, StartFar and StartQ are where its learning began.
+	StartLocal float64 `json:"start_local"`
+	StartFar   float64 `json:"start_far"`
+	StartQ     float64 `json:"start_q"`
 }
 
 // Metrics summarise a policy's runs over a set of tasks (the paper's Table 3 plus correctness).
@@ -183,8 +199,11 @@ type Report struct {
 	// Paired compares TokPol with local-first, fixed and post-hoc on the erroring tasks: the
 	// geometric mean of the per-task ratios with a 95% bootstrap interval.
 	Paired []Paired `json:"paired,omitempty"`
-	Runs   []Run    `json:"runs,omitempty"`
-	order  []string
+	// Learned is, per learning TokPol policy, what it had learned by the end of the run (the
+	// beliefs of its run that had seen the most finished errors).
+	Learned map[string]Learned `json:"learned,omitempty"`
+	Runs    []Run              `json:"runs,omitempty"`
+	order   []string
 }
 
 // NewReport builds the report of runs made with cfg. A task counts as erroring when any policy's
@@ -272,6 +291,28 @@ func NewReport(cfg Config, sim map[string]any, runs []Run) *Report {
 		for _, b := range []string{"local-first", "fixed", "posthoc"} {
 			if _, ok := by[b]; ok {
 				r.Paired = append(r.Paired, pairedOn(runs, r.ErroringTasks, "tokpol", b))
+			}
+		}
+	}
+	// TokPol's variants (tokpol:learn=0, tokpol:beliefs=FILE, …) against the same baselines and
+	// against plain TokPol, after TokPol's own pairs.
+	for _, a := range cfg.Policies {
+		if !strings.HasPrefix(a, "tokpol:") {
+			continue
+		}
+		for _, b := range []string{"tokpol", "local-first", "fixed", "posthoc"} {
+			if _, ok := by[b]; ok {
+				r.Paired = append(r.Paired, pairedOn(runs, r.ErroringTasks, a, b))
+			}
+		}
+	}
+	for _, p := range cfg.Policies {
+		for _, x := range by[p] {
+			if x.Learned != nil && (r.Learned[p].Episodes < x.Learned.Episodes) {
+				if r.Learned == nil {
+					r.Learned = map[string]Learned{}
+				}
+				r.Learned[p] = *x.Learned
 			}
 		}
 	}

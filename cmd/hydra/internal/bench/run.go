@@ -46,6 +46,14 @@ type Config struct {
 	TraceDir string `json:"-"`
 }
 
+// Budget is what every search of the run may spend, the same for every policy: MaxAttempts
+// rollouts, MaxAttempts × MaxTokens output tokens in all, and half an hour. A search ends
+// without a compiling program only when this is spent.
+func (c Config) Budget() engine.Budget {
+	return engine.Budget{MaxAttempts: c.MaxAttempts, MaxTokens: max(c.MaxAttempts*c.MaxTokens, engine.DefaultBudget().MaxTokens),
+		Deadline: 30 * time.Minute}
+}
+
 // Task is one benchmark task: a prompt the model continues, how to compile the result and,
 // when it has tests, the code that runs them.
 type Task struct {
@@ -179,7 +187,7 @@ func runOne(ctx context.Context, cfg Config, env Env, ver *Verifier, t Task, nam
 		Model:    cfg.Model,
 		Params:   params,
 		Policy:   pol,
-		Budget:   engine.Budget{MaxAttempts: cfg.MaxAttempts, MaxTokens: max(cfg.MaxAttempts*cfg.MaxTokens, engine.DefaultBudget().MaxTokens)},
+		Budget:   cfg.Budget(),
 	}
 	run := Run{Task: t.ID, Policy: name}
 	res, err := engine.Search(ctx, env.Checker, env.Generator(name), req)
@@ -187,6 +195,14 @@ func runOne(ctx context.Context, cfg Config, env Env, ver *Verifier, t Task, nam
 		run.Err = err.Error()
 		run.Reason = "error"
 		return run
+	}
+	if tp, ok := pol.(*policy.TokPol); ok {
+		if start, b, ok := tp.Learned(cfg.Model); ok {
+			local, far := b.Masses()
+			l0, f0 := start.Masses()
+			run.Learned = &Learned{Local: local, Far: far, Q: b.Q(), Episodes: b.Episodes - start.Episodes,
+				StartLocal: l0, StartFar: f0, StartQ: start.Q()}
+		}
 	}
 	st := res.Stats
 	run.Latency = st.Wall
