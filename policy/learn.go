@@ -55,12 +55,30 @@ type Episode struct {
 	Scope   int   `json:"scope"`
 	Failed  []int `json:"failed"`
 	Success int   `json:"success"`
+	// Changed is where the successful repair's text first differs from the failed rollout's
+	// (at most Err; 0 when unknown). When it lies after Success it locates the root: the fix
+	// the repair made begins there, so any rollback point at or before it could have made it,
+	// and none after it. At Success (the repair rewrote from its first byte) it says no more
+	// than Success does.
+	Changed int `json:"changed,omitempty"`
+}
+
+// rootBucket is the index of the bucket (of cands) that holds offset x.
+func rootBucket(cands []int, x int) int {
+	k := 0
+	for i, c := range cands {
+		if c <= x {
+			k = i
+		}
+	}
+	return k
 }
 
 // Update returns the beliefs after one episode, by one step of expectation–maximisation: the
 // posterior over the root's bucket given every attempt (a failure from a has likelihood 1 − q
 // when the root lies at or after a, else 1; the success from s has likelihood q when it does,
-// else 0), computed with the current beliefs (shape p, their class masses and q), is split into
+// else 0; when the episode says where the successful repair's text first changed, after s,
+// the root is in that bucket), computed with the current beliefs (shape p, their class masses and q), is split into
 // the prior's classes bucket by bucket; the expected class counts and the expected successes
 // and failures of attempts from at or before the root are added to the pseudo-counts.
 func (b Beliefs) Update(p Prior, ep Episode) Beliefs {
@@ -71,6 +89,8 @@ func (b Beliefs) Update(p Prior, ep Episode) Beliefs {
 	q := b.Q()
 	local, near, far := PriorParts(p, ep.Cands, ep.Err, ep.Scope)
 	m := len(ep.Cands)
+	located := ep.Changed > ep.Success
+	at := rootBucket(ep.Cands, ep.Changed)
 	w := make([]float64, m)
 	for i, c := range ep.Cands {
 		w[i] = local[i] + near[i] + far[i]
@@ -79,7 +99,7 @@ func (b Beliefs) Update(p Prior, ep Episode) Beliefs {
 				w[i] *= 1 - q
 			}
 		}
-		if c < ep.Success {
+		if c < ep.Success || (located && i != at) {
 			w[i] = 0
 		} else {
 			w[i] *= q

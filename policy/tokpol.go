@@ -122,7 +122,8 @@ func (p *TokPol) finished(n *engine.Node, s *engine.State) (Episode, bool) {
 	if len(cands) == 0 {
 		return Episode{}, false
 	}
-	out := Episode{Err: ep.target.Off, Failed: ep.failed, Success: r.Start.Off, Scope: scopeOf(ep.target, cands)}
+	out := Episode{Err: ep.target.Off, Failed: ep.failed, Success: r.Start.Off, Scope: scopeOf(ep.target, cands),
+		Changed: min(commonPrefix(ep.target.Text, n.Text), ep.target.Off)}
 	for _, c := range cands {
 		out.Cands = append(out.Cands, c.Off)
 	}
@@ -217,6 +218,17 @@ func overshoot(r *engine.RolloutView, off int) int {
 	for _, t := range r.Tokens {
 		if t.Off >= off {
 			n++
+		}
+	}
+	return n
+}
+
+// commonPrefix is the length of the longest common prefix of a and b.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
 		}
 	}
 	return n
