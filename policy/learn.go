@@ -61,6 +61,10 @@ type Episode struct {
 	// and none after it. At Success (the repair rewrote from its first byte) it says no more
 	// than Success does.
 	Changed int `json:"changed,omitempty"`
+	// Unfinished: the search's budget ran out before any repair got past the error; the
+	// episode has only its failures (Success and Changed mean nothing). Leaving such episodes
+	// out would leave out the hardest errors and bias q high.
+	Unfinished bool `json:"unfinished,omitempty"`
 }
 
 // rootBucket is the index of the bucket (of cands) that holds offset x.
@@ -78,7 +82,7 @@ func rootBucket(cands []int, x int) int {
 // posterior over the root's bucket given every attempt (a failure from a has likelihood 1 − q
 // when the root lies at or after a, else 1; the success from s has likelihood q when it does,
 // else 0; when the episode says where the successful repair's text first changed, after s,
-// the root is in that bucket), computed with the current beliefs (shape p, their class masses and q), is split into
+// the root is in that bucket; an unfinished episode has no success term), computed with the current beliefs (shape p, their class masses and q), is split into
 // the prior's classes bucket by bucket; the expected class counts and the expected successes
 // and failures of attempts from at or before the root are added to the pseudo-counts.
 func (b Beliefs) Update(p Prior, ep Episode) Beliefs {
@@ -89,7 +93,7 @@ func (b Beliefs) Update(p Prior, ep Episode) Beliefs {
 	q := b.Q()
 	local, near, far := PriorParts(p, ep.Cands, ep.Err, ep.Scope)
 	m := len(ep.Cands)
-	located := ep.Changed > ep.Success
+	located := !ep.Unfinished && ep.Changed > ep.Success
 	at := rootBucket(ep.Cands, ep.Changed)
 	w := make([]float64, m)
 	for i, c := range ep.Cands {
@@ -99,9 +103,11 @@ func (b Beliefs) Update(p Prior, ep Episode) Beliefs {
 				w[i] *= 1 - q
 			}
 		}
-		if c < ep.Success || (located && i != at) {
+		switch {
+		case ep.Unfinished:
+		case c < ep.Success || (located && i != at):
 			w[i] = 0
-		} else {
+		default:
 			w[i] *= q
 		}
 	}
@@ -117,7 +123,9 @@ func (b Beliefs) Update(p Prior, ep Episode) Beliefs {
 			b.Far += w[i] * far[i] / all
 		}
 	}
-	b.QSucc++
+	if !ep.Unfinished {
+		b.QSucc++
+	}
 	for _, a := range ep.Failed {
 		for i, c := range ep.Cands {
 			if c >= a {

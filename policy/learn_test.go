@@ -163,9 +163,30 @@ func TestBeliefsConvergeToTheTruthOfConstructedHistories(t *testing.T) {
 	}
 }
 
+// TestUnfinishedEpisodesKeepTheHardErrors: with a budget of 4 attempts, histories drawn from the
+// same truth leave errors unfinished; dropping them biases q high (and moves the far mass away
+// from the truth), learning from their failures keeps both nearer it.
+func TestUnfinishedEpisodesKeepTheHardErrors(t *testing.T) {
+	const local, far, q = 0.1, 0.6, 0.5
+	dropped := learnFromTruthBudget(local, far, q, false, 4, false)
+	kept := learnFromTruthBudget(local, far, q, false, 4, true)
+	_, farD := dropped.Masses()
+	_, farK := kept.Masses()
+	if math.Abs(kept.Q()-q) >= math.Abs(dropped.Q()-q) || math.Abs(farK-far) >= math.Abs(farD-far) {
+		t.Errorf("unfinished episodes dropped: far %.3f q %.3f; kept: far %.3f q %.3f (truth far %.2f q %.2f)", farD, dropped.Q(), farK, kept.Q(), far, q)
+	}
+	t.Logf("dropped: far %.3f q %.3f; kept: far %.3f q %.3f", farD, dropped.Q(), farK, kept.Q())
+}
+
 // learnFromTruth learns from 600 episodes drawn from the truth (local, far, q); located says
 // whether each episode says where the successful repair's text first changed (the root).
 func learnFromTruth(local, far, q float64, located bool) Beliefs {
+	return learnFromTruthBudget(local, far, q, located, 32, false)
+}
+
+// learnFromTruthBudget is learnFromTruth with at most budget repairs an error; an error not
+// repaired by then is learned from as unfinished when keep is set, else left out.
+func learnFromTruthBudget(local, far, q float64, located bool, budget int, keep bool) Beliefs {
 	rng := rand.New(rand.NewPCG(1, 2))
 	b := PaperBeliefs()
 	p := Prior{Decreasing: true}
@@ -183,12 +204,16 @@ func learnFromTruth(local, far, q float64, located bool) Beliefs {
 		if located {
 			ep.Changed = root + 3 // the fix begins inside the root's bucket
 		}
-		for _, a := range append([]int{90, 50}, make([]int, 30)...) {
+		ep.Unfinished = true
+		for _, a := range append([]int{90, 50}, make([]int, budget-2)...) {
 			if a <= root && rng.Float64() < q {
-				ep.Success = a
+				ep.Success, ep.Unfinished = a, false
 				break
 			}
 			ep.Failed = append(ep.Failed, a)
+		}
+		if ep.Unfinished && !keep {
+			continue
 		}
 		b = b.Update(p, ep)
 	}
@@ -241,5 +266,26 @@ func TestBeliefsLearnWhereTheRepairChangedTheText(t *testing.T) {
 		if (c.local && l <= l0+0.1) || (c.far && f <= f0+0.1) || (c.unchangedToo && (math.Abs(l-l0) > 1e-9 || math.Abs(f-f0) > 1e-9)) {
 			t.Errorf("changed at %d: local %.3f -> %.3f, far %.3f -> %.3f", c.changed, l0, l, f0, f)
 		}
+	}
+}
+
+// TestTokPolLearnsFromASearchWhoseBudgetRanOut: the failures of an error no repair got past are
+// still learned from when the search has no attempt left (an unfinished episode: the root lies
+// before the failed points, or the repairs were unlucky), never while attempts remain.
+func TestTokPolLearnsFromASearchWhoseBudgetRanOut(t *testing.T) {
+	tr, e := failChain(20, nil, []int{14, 10}, "undeclared_identifier") // three rollouts
+	pol := mustPolicy(t, "tokpol").(*TokPol)
+	pol.OnNode(e, tr.state(e, 8))
+	if got := pol.learner.Beliefs().Episodes; got != 0 {
+		t.Fatalf("learned %d episodes with attempts left", got)
+	}
+	pol.OnNode(e, tr.state(e, 3))
+	b := pol.learner.Beliefs()
+	_, far := b.Masses()
+	if _, far0 := PaperBeliefs().Masses(); b.Episodes != 1 || far <= far0 {
+		t.Errorf("budget spent after failures from lines 14 and 10: %d episodes, far %.3f (from %.3f)", b.Episodes, far, far0)
+	}
+	if b.QSucc != PaperBeliefs().QSucc || b.QFail <= PaperBeliefs().QFail {
+		t.Errorf("an unfinished episode counted a success or no failure: %+v", b)
 	}
 }

@@ -80,6 +80,10 @@ func (p *TokPol) OnNode(n *engine.Node, s *engine.State) []engine.Action {
 			prior, _ := p.params(s)
 			l.Observe(prior, ep)
 		}
+		if ep, ok := p.unfinished(n, s); ok {
+			prior, _ := p.params(s)
+			l.Observe(prior, ep)
+		}
 	}
 	return repair(n, s, p.opts, func(cands []*engine.Node) *engine.Node {
 		b := p.Belief(s, n, cands)
@@ -124,6 +128,32 @@ func (p *TokPol) finished(n *engine.Node, s *engine.State) (Episode, bool) {
 	}
 	out := Episode{Err: ep.target.Off, Failed: ep.failed, Success: r.Start.Off, Scope: scopeOf(ep.target, cands),
 		Changed: min(commonPrefix(ep.target.Text, n.Text), ep.target.Off)}
+	for _, c := range cands {
+		out.Cands = append(out.Cands, c.Off)
+	}
+	return out, true
+}
+
+// unfinished reports the episode that node n ends without a repair getting past it: n is a
+// rollout's first error, it is the same error again after failed repairs, and the search has
+// no attempt left (the engine ends it). Its failures are still evidence about the root.
+func (p *TokPol) unfinished(n *engine.Node, s *engine.State) (Episode, bool) {
+	if n.Kind != engine.NodeError || !firstErrorOfRollout(s, n) {
+		return Episode{}, false
+	}
+	limit := s.Budget().MaxAttempts
+	if limit <= 0 {
+		limit = engine.DefaultBudget().MaxAttempts
+	}
+	if s.Attempts() < limit {
+		return Episode{}, false
+	}
+	ep := history(s, n, p.opts.SameErrorBytes)
+	cands := s.Candidates(n)
+	if len(ep.failed) == 0 || len(cands) == 0 {
+		return Episode{}, false
+	}
+	out := Episode{Err: n.Off, Failed: ep.failed, Scope: scopeOf(n, cands), Unfinished: true}
 	for _, c := range cands {
 		out.Cands = append(out.Cands, c.Off)
 	}
