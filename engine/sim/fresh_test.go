@@ -3,6 +3,7 @@ package sim_test
 import (
 	"context"
 	"net/http/httptest"
+	"slices"
 	"testing"
 
 	"github.com/hydra-lsp/hydra/engine/model"
@@ -63,4 +64,54 @@ func newHTTP(t *testing.T, s *sim.Server) string {
 	hs := httptest.NewServer(s)
 	t.Cleanup(hs.Close)
 	return hs.URL
+}
+
+// TestRetriesDrawCommonRandomNumbers: two Fresh copies that regenerate the same planned fault's
+// root from different rollback points (different prompts) meet the same outcome on their k-th
+// retry: the draws follow the fault and the count, not the prompt, so paired policies see the
+// same luck.
+func TestRetriesDrawCommonRandomNumbers(t *testing.T) {
+	var task sim.Task
+	for _, x := range loadTasks(t) {
+		if x.ID == "CPP/19" { // a far fault (renamed declaration) with the seed of options
+			task = x
+		}
+	}
+	o := options([]sim.Task{task})
+	o.ErrorRate, o.FixProb, o.NewFaultRate, o.PoolSize = 1, 0.5, 0, 0
+	base, err := sim.NewServer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := base.Plan(context.Background(), task.ID)
+	if err != nil || p.First == nil {
+		t.Fatalf("plan: %v, %+v", err, p)
+	}
+	f := p.First
+	outcomes := func(s *sim.Server, cut int) []bool {
+		c, err := model.NewClient(newHTTP(t, s) + "/v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		complete(t, c, task.Prompt, model.Params{}) // the first attempt, with the fault
+		var fixed []bool
+		for range 8 {
+			prompt := f.Text[:cut] + "// hydra-feedback: line 3: error: " + f.Diag + "\n"
+			text, _, _ := complete(t, c, prompt, model.Params{})
+			fixed = append(fixed, f.Text[:cut]+text == task.Text())
+		}
+		return fixed
+	}
+	atRoot := lineStart(f.Text, f.RootLine)
+	if atRoot > f.Diff || len(task.Prompt) >= atRoot {
+		t.Fatalf("the root's line starts at %d, the fault at %d, the prompt ends at %d: the premise does not hold", atRoot, f.Diff, len(task.Prompt))
+	}
+	a := outcomes(base.Fresh(), atRoot)
+	b := outcomes(base.Fresh(), len(task.Prompt))
+	if !slices.Equal(a, b) {
+		t.Errorf("k-th retries differ between rollback points: %v vs %v", a, b)
+	}
+	if !slices.Contains(a, true) || !slices.Contains(a, false) {
+		t.Errorf("with fix 0.5, 8 retries all came out the same: %v", a)
+	}
 }
