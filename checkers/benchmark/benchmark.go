@@ -68,6 +68,11 @@ type Breakdown struct {
 	IPC     float64 `json:"ipc"`
 	Shim    float64 `json:"shim"`
 	Samples int     `json:"samples"`
+	// ShimFaultsMean is the mean number of page faults the shim took on a chunk (the same span
+	// as Shim; progress events' shim_faults): after a checkpoint's fork, each page the session
+	// writes first costs a copy-on-write fault. ShimFaultsMedian is their median.
+	ShimFaultsMean   float64 `json:"shim_faults_mean"`
+	ShimFaultsMedian float64 `json:"shim_faults_median"`
 }
 
 // Result is the benchmark's one JSON object. Times are in milliseconds.
@@ -252,7 +257,8 @@ func summarize(s *samples, byLang map[string]*samples) *Result {
 	res.ColdPreambleMS = median(s.cold)
 	res.WarmPreambleMS = median(s.warm)
 	if len(s.bdShim) > 0 {
-		res.BreakdownMS = &Breakdown{Driver: median(s.bdDriver), IPC: median(s.bdIPC), Shim: median(s.bdShim), Samples: len(s.bdShim)}
+		res.BreakdownMS = &Breakdown{Driver: median(s.bdDriver), IPC: median(s.bdIPC), Shim: median(s.bdShim), Samples: len(s.bdShim),
+			ShimFaultsMean: mean(s.faults), ShimFaultsMedian: median(s.faults)}
 	}
 	return res
 }
@@ -278,6 +284,7 @@ type samples struct {
 	fork, resume, privKB, privFork      []float64
 	cold, warm                          []float64
 	bdDriver, bdIPC, bdShim             []float64
+	faults                              []float64 // page faults per chunk (shim_faults)
 	programs                            int
 	ids                                 []string
 	// chunk: per chunk index of the program just measured, latency and the shim's own time.
@@ -299,6 +306,7 @@ func (s *samples) add(o *samples) {
 	s.bdDriver = append(s.bdDriver, o.bdDriver...)
 	s.bdIPC = append(s.bdIPC, o.bdIPC...)
 	s.bdShim = append(s.bdShim, o.bdShim...)
+	s.faults = append(s.faults, o.faults...)
 	s.ids = append(s.ids, o.ids...)
 }
 
@@ -415,6 +423,7 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 			d := ms(progressAt.Sub(start))
 			lat = append(lat, d)
 			s.chunk[i] = [2]float64{d, float64(ev.ShimUS) / 1000}
+			s.faults = append(s.faults, float64(ev.ShimFaults))
 		}
 	}
 	// Dormant checkpoints now hold what the session has changed since their fork.

@@ -19,6 +19,8 @@ type Lever struct {
 	CheckpointPrivateKB    float64 `json:"checkpoint_private_kb"`
 	CheckpointPrivateMaxKB float64 `json:"checkpoint_private_max_kb"`
 	CheckpointSamples      int     `json:"checkpoint_samples"`
+	// ShimFaultsMean: page faults the shim took on a chunk, mean (breakdown_ms.shim_faults_mean).
+	ShimFaultsMean float64 `json:"shim_faults_mean"`
 }
 
 // LeverRun is one setting to measure: a checker (e.g. one started with a shim environment
@@ -50,7 +52,8 @@ func MeasureLevers(ctx context.Context, cfg Config, runs []LeverRun, progs []agr
 		s := &acc[k]
 		out[k] = Lever{Name: r.Name, Setting: r.Setting, IncrementalMedianMS: median(s.perLine),
 			IncrementalP99MS: percentile(s.perLine, 0.99), ForkMS: median(s.fork),
-			CheckpointPrivateKB: mean(s.privKB), CheckpointPrivateMaxKB: percentile(s.privKB, 1), CheckpointSamples: len(s.privKB)}
+			CheckpointPrivateKB: mean(s.privKB), CheckpointPrivateMaxKB: percentile(s.privKB, 1), CheckpointSamples: len(s.privKB),
+			ShimFaultsMean: mean(s.faults)}
 	}
 	return out, nil
 }

@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,6 +65,13 @@ type Options struct {
 	// without the hand-written fast path for submit headers and progress events (wire.go); for
 	// measuring that lever side by side (hydra bench checker --levers).
 	PlainJSON bool
+	// Spin, when positive, makes a session's readers keep trying for up to this long before
+	// they block: the driver's, for the shim's next event, and the shim's, for the next chunk
+	// (HYDRA_SHIM_SPIN_US). The other side usually answers within tens of microseconds and a
+	// blocked reader pays a wake-up; but each spin costs up to this much CPU per event, and on
+	// a small shared machine it slowed lines down (docs/checker-benchmark.md, lever "spin
+	// before blocking"), so it is off by default; hydra bench checker --levers measures it.
+	Spin time.Duration
 }
 
 // Checker starts shim sessions and owns every process behind them. It is safe for concurrent
@@ -72,6 +80,7 @@ type Checker struct {
 	shim    string
 	env     []string
 	plain   bool
+	spin    time.Duration
 	timeout time.Duration
 	stderr  *os.File
 
@@ -105,10 +114,15 @@ func New(opts Options) (*Checker, error) {
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
+	env, spin := opts.Env, max(opts.Spin, 0)
+	if spin > 0 {
+		env = append(slices.Clip(env), "HYDRA_SHIM_SPIN_US="+strconv.FormatInt(spin.Microseconds(), 10))
+	}
 	return &Checker{
 		shim:      shim,
-		env:       opts.Env,
+		env:       env,
 		plain:     opts.PlainJSON,
+		spin:      spin,
 		timeout:   timeout,
 		stderr:    opts.Stderr,
 		lifeline:  w,

@@ -5,7 +5,10 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,19 +20,71 @@ import (
 // been read, its descriptors are at the front of the queue, in order.
 type fdConn struct {
 	*net.UnixConn
-	oob []byte // Read's control buffer (Read is called from one goroutine)
+	raw  syscall.RawConn
+	oob  []byte        // Read's control buffer (Read is called from one goroutine)
+	spin time.Duration // how long Read tries before it parks (0: park at once)
 
 	mu  sync.Mutex
 	fds []int // received and not yet taken, oldest first
 }
 
-func newFdConn(c *net.UnixConn) *fdConn {
-	return &fdConn{UnixConn: c, oob: make([]byte, unix.CmsgSpace(8*4))}
+func newFdConn(c *net.UnixConn, spin time.Duration) *fdConn {
+	fc := &fdConn{UnixConn: c, oob: make([]byte, unix.CmsgSpace(8*4)), spin: spin}
+	if raw, err := c.SyscallConn(); err == nil {
+		fc.raw = raw
+	}
+	return fc
 }
 
-// Read reads data, keeping any descriptors that came with it.
+// Read reads data, keeping any descriptors that came with it. With c.spin > 0 (Options.Spin),
+// when nothing is there yet it tries again for up to c.spin (yielding the processor in
+// between) before it parks the goroutine in the poller.
 func (c *fdConn) Read(p []byte) (int, error) {
+	if c.raw == nil {
+		return c.readMsg(p)
+	}
+	var n, oobn int
+	var rerr error
+	var until time.Time
+	err := c.raw.Read(func(fd uintptr) bool {
+		for {
+			n, oobn, _, _, rerr = unix.Recvmsg(int(fd), p, c.oob, unix.MSG_CMSG_CLOEXEC)
+			switch {
+			case rerr == unix.EINTR:
+				continue
+			case rerr != unix.EAGAIN:
+				return true
+			case c.spin <= 0:
+				return false
+			case until.IsZero():
+				until = time.Now().Add(c.spin)
+			case time.Now().After(until):
+				return false // park; the next call after readiness does not spin again
+			}
+			runtime.Gosched()
+		}
+	})
+	if err == nil && rerr != nil {
+		err = os.NewSyscallError("recvmsg", rerr)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return c.got(n, oobn, len(p))
+}
+
+// readMsg is Read without spinning, through the net package.
+func (c *fdConn) readMsg(p []byte) (int, error) {
 	n, oobn, _, _, err := c.ReadMsgUnix(p, c.oob) // MSG_CMSG_CLOEXEC on Linux
+	if err != nil {
+		return max(n, 0), err
+	}
+	return c.got(n, oobn, len(p))
+}
+
+// got keeps the descriptors of a received message and turns an empty read into io.EOF (a
+// stream's end).
+func (c *fdConn) got(n, oobn, want int) (int, error) {
 	if oobn > 0 {
 		var got []int
 		if msgs, perr := unix.ParseSocketControlMessage(c.oob[:oobn]); perr == nil {
@@ -43,13 +98,10 @@ func (c *fdConn) Read(p []byte) (int, error) {
 		c.fds = append(c.fds, got...)
 		c.mu.Unlock()
 	}
-	if n < 0 {
-		n = 0
+	if n <= 0 && want > 0 {
+		return 0, io.EOF
 	}
-	if n == 0 && err == nil && len(p) > 0 {
-		err = io.EOF // ReadMsgUnix reports a stream's end as an empty read
-	}
-	return n, err
+	return n, nil
 }
 
 // take removes and returns the n oldest received descriptors, or an error (taking none) if

@@ -57,7 +57,8 @@ func (c *Checker) decodeEvent(line []byte, ev *checkers.Event) error {
 }
 
 // decodeProgress reads a progress line as the shim prints it (llvm::json, keys sorted):
-// {"cat":"WORD","event":"progress","off":N,"shim_us":N}; false (ev untouched) for anything else.
+// {"cat":"WORD","event":"progress","off":N,"shim_faults":N,"shim_us":N}; false (ev untouched)
+// for anything else.
 func decodeProgress(line []byte, ev *checkers.Event) bool {
 	rest, ok := bytes.CutPrefix(line, []byte(`{"cat":"`))
 	if !ok {
@@ -76,7 +77,12 @@ func decodeProgress(line []byte, ev *checkers.Event) bool {
 	if !ok {
 		return false
 	}
-	var us int64
+	var us, flt int64
+	if r, ok2 := bytes.CutPrefix(rest, []byte(`,"shim_faults":`)); ok2 {
+		if flt, rest, ok = cutInt(r); !ok {
+			return false
+		}
+	}
 	if r, ok2 := bytes.CutPrefix(rest, []byte(`,"shim_us":`)); ok2 {
 		if us, rest, ok = cutInt(r); !ok {
 			return false
@@ -85,7 +91,7 @@ func decodeProgress(line []byte, ev *checkers.Event) bool {
 	if string(bytes.TrimRight(rest, "\r\n")) != "}" {
 		return false
 	}
-	*ev = checkers.Event{Kind: checkers.KindProgress, Cat: string(cat), Off: int(off), ShimUS: us}
+	*ev = checkers.Event{Kind: checkers.KindProgress, Cat: string(cat), Off: int(off), ShimUS: us, ShimFaults: flt}
 	return true
 }
 

@@ -13,6 +13,9 @@ func TestDecodeEventFastPathMatchesJSON(t *testing.T) {
 	fast, plain := &Checker{}, &Checker{plain: true}
 	for _, line := range []string{
 		`{"cat":"stmt","event":"progress","off":1234,"shim_us":56}` + "\n",
+		`{"cat":"stmt","event":"progress","off":1234,"shim_faults":12,"shim_us":56}` + "\n",
+		`{"cat":"stmt","event":"progress","off":1234,"shim_faults":0,"shim_us":5}` + "\n",
+		`{"cat":"stmt","event":"progress","off":1234,"shim_faults":-1,"shim_us":5}` + "\n",
 		`{"cat":"","event":"progress","off":0}` + "\n",
 		`{"cat":"line","event":"progress","off":7,"shim_us":0}`,
 		`{"cat":"we\"ird","event":"progress","off":7}` + "\n",

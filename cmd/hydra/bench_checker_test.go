@@ -64,7 +64,7 @@ func TestBenchCheckerSmoke(t *testing.T) {
 			}
 		}
 	}
-	for obj, keys := range map[string][]string{"breakdown_ms": {"driver", "ipc", "shim"}, "slope_ms_per_100_lines": {"hydra", "clangd"}} {
+	for obj, keys := range map[string][]string{"breakdown_ms": {"driver", "ipc", "shim", "shim_faults_mean"}, "slope_ms_per_100_lines": {"hydra", "clangd"}} {
 		m, _ := res[obj].(map[string]any)
 		for _, k := range keys {
 			if _, ok := m[k].(float64); !ok {

@@ -72,6 +72,7 @@
 #include <pthread.h>
 #include <string>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -238,8 +239,14 @@ void installCrashHandlers() {
 // Descriptors that arrive with the data (SCM_RIGHTS: a resume's channel) are kept in order.
 class Channel {
 public:
-  void reset(int Fd) {
+  // reset makes Fd the channel. SpinUs > 0: before blocking in poll() for more data, try to
+  // read for up to that many microseconds (an active session's channel: the driver usually
+  // sends the next chunk within a few microseconds of reading a progress event, and a process
+  // that went to sleep pays a wake-up, which on a loaded or virtualised machine costs tens of
+  // microseconds; docs/checker-benchmark.md, lever "spin before blocking").
+  void reset(int Fd, int SpinUs = 0) {
     this->Fd = Fd;
+    this->SpinUs = SpinUs;
     Buf.clear();
     Pos = 0;
     Scanned = 0;
@@ -299,8 +306,49 @@ private:
     }
   }
 
+  // recvSome receives what is there (Flags: MSG_DONTWAIT to not block), keeping descriptors.
+  ssize_t recvSome(int Flags) {
+    alignas(cmsghdr) char Ctl[CMSG_SPACE(sizeof(int) * 8)];
+    iovec Iov{Tmp, sizeof(Tmp)};
+    msghdr MH{};
+    MH.msg_iov = &Iov;
+    MH.msg_iovlen = 1;
+    MH.msg_control = Ctl;
+    MH.msg_controllen = sizeof(Ctl);
+    ssize_t R = recvmsg(Fd, &MH, MSG_CMSG_CLOEXEC | Flags);
+    for (cmsghdr *CM = R >= 0 ? CMSG_FIRSTHDR(&MH) : nullptr; CM; CM = CMSG_NXTHDR(&MH, CM))
+      if (CM->cmsg_level == SOL_SOCKET && CM->cmsg_type == SCM_RIGHTS)
+        for (size_t I = 0; I < (CM->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++I) {
+          int F;
+          memcpy(&F, CMSG_DATA(CM) + I * sizeof(int), sizeof(int));
+          Fds.push_back(F);
+        }
+    if (R > 0)
+      Buf.append(Tmp, size_t(R));
+    return R;
+  }
+
+  // spin tries non-blocking reads for up to SpinUs microseconds: 1 when data came, 0 at EOF or
+  // on an error, -1 when nothing came (then block as usual).
+  int spin() {
+    auto Until = std::chrono::steady_clock::now() + std::chrono::microseconds(SpinUs);
+    do {
+      ssize_t R = recvSome(MSG_DONTWAIT);
+      if (R > 0)
+        return 1;
+      if (R == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+        return 0;
+      __builtin_ia32_pause();
+    } while (std::chrono::steady_clock::now() < Until);
+    return -1;
+  }
+
   bool fill(int TimeoutMs) {
-    static char Tmp[1 << 16];
+    if (SpinUs > 0 && TimeoutMs < 0) {
+      int R = spin();
+      if (R >= 0)
+        return R == 1;
+    }
     for (;;) {
       pollfd P[2] = {{Fd, POLLIN, 0}, {gLifeline, POLLIN, 0}};
       int N = poll(P, gLifeline >= 0 ? 2 : 1, TimeoutMs);
@@ -314,32 +362,17 @@ private:
       if (gLifeline >= 0 && P[1].revents)
         _exit(0); // the owner is gone (the lifeline never carries data)
       if (P[0].revents) {
-        alignas(cmsghdr) char Ctl[CMSG_SPACE(sizeof(int) * 8)];
-        iovec Iov{Tmp, sizeof(Tmp)};
-        msghdr MH{};
-        MH.msg_iov = &Iov;
-        MH.msg_iovlen = 1;
-        MH.msg_control = Ctl;
-        MH.msg_controllen = sizeof(Ctl);
-        ssize_t R = recvmsg(Fd, &MH, MSG_CMSG_CLOEXEC);
+        ssize_t R = recvSome(0);
         if (R < 0 && (errno == EINTR || errno == EAGAIN))
           continue;
-        for (cmsghdr *CM = R >= 0 ? CMSG_FIRSTHDR(&MH) : nullptr; CM; CM = CMSG_NXTHDR(&MH, CM))
-          if (CM->cmsg_level == SOL_SOCKET && CM->cmsg_type == SCM_RIGHTS)
-            for (size_t I = 0; I < (CM->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++I) {
-              int F;
-              memcpy(&F, CMSG_DATA(CM) + I * sizeof(int), sizeof(int));
-              Fds.push_back(F);
-            }
-        if (R <= 0)
-          return false;
-        Buf.append(Tmp, size_t(R));
-        return true;
+        return R > 0;
       }
     }
   }
 
+  static inline char Tmp[1 << 16];
   int Fd = -1;
+  int SpinUs = 0;
   std::vector<int> Fds; // received descriptors, oldest first
   std::string Buf;
   size_t Pos = 0;     // start of unread data
@@ -485,6 +518,13 @@ const char *categorize(DiagnosticsEngine::Level L, unsigned ID, llvm::StringRef 
 
 // ───────────────────────────── the stream ─────────────────────────────
 
+// minorFaults is the process's page faults so far (minor and major; getrusage).
+long minorFaults() {
+  rusage U{};
+  getrusage(RUSAGE_SELF, &U);
+  return U.ru_minflt + U.ru_majflt;
+}
+
 // kChunkMark is in the name of every chunk's virtual file (<checked file><mark><index>).
 const char kChunkMark[] = ".hydra-chunk-";
 
@@ -502,6 +542,7 @@ struct Chunk {
   // excuses errors that were in the document before; Clang recovers and checks on).
   bool KeepGoing = false;
   std::chrono::steady_clock::time_point Read; // when its message had been read
+  long Faults = 0; // the process's page faults (minor + major) by then
 };
 
 // Place is where an error lands in the checked text.
@@ -516,6 +557,7 @@ class Stream {
 public:
   std::string Filename;
   bool TrimBeforeFork = true;
+  int SpinUs = 0; // see Channel::reset
   int64_t Session = 0;
   Channel Chan;
   bool FatalStop = false;
@@ -568,8 +610,10 @@ public:
       auto Us = std::chrono::duration_cast<std::chrono::microseconds>(
                     std::chrono::steady_clock::now() - C.Read)
                     .count();
+      // shim_faults: page faults over the same span (after a checkpoint's fork, mostly
+      // copy-on-write copies of pages the session writes; breakdown_ms.shim_faults_mean).
       send({{"event", "progress"}, {"off", int64_t(C.Start + C.Len)}, {"cat", C.Cat},
-            {"shim_us", int64_t(Us)}});
+            {"shim_us", int64_t(Us)}, {"shim_faults", int64_t(minorFaults() - C.Faults)}});
       if (C.Chkpt > 0)
         checkpoint(C.Chkpt, C.Start + C.Len);
     }
@@ -805,6 +849,7 @@ private:
     C.Chkpt = M.Chkpt;
     C.KeepGoing = M.KeepGoing;
     C.Read = std::chrono::steady_clock::now();
+    C.Faults = minorFaults();
     C.Last = M.Text.empty() ? '\0' : M.Text.back();
     blankPragmas(M.Text);
     // A UTF-8 byte-order mark is skipped by Clang's lexer only at the very start of a file, and
@@ -911,7 +956,7 @@ private:
         if (getppid() != Dormant)
           _exit(0);
         close(Ctl);
-        Chan.reset(Fd);
+        Chan.reset(Fd, SpinUs);
         gChanFd = Fd;
         Session = M.ID;
         startWatchdog(Fd);
@@ -1192,8 +1237,12 @@ int main(int argc, char **argv) {
     Flags.push_back(argv[I]);
   if (gChanFd < 0 || TheStream.Filename.empty())
     usage("--channel-fd and --file are required");
-  TheStream.Chan.reset(gChanFd);
   TheStream.TrimBeforeFork = !getenv("HYDRA_SHIM_NO_TRIM");
+  // HYDRA_SHIM_SPIN_US: how long an active session spins for its next message before blocking
+  // (default 0: off; clang.Options.Spin sets it, for hydra bench checker --levers).
+  if (const char *Spin = getenv("HYDRA_SHIM_SPIN_US"))
+    TheStream.SpinUs = std::max(0, std::min(atoi(Spin), 10000));
+  TheStream.Chan.reset(gChanFd, TheStream.SpinUs);
   installCrashHandlers();
   startWatchdog(gChanFd);
 
