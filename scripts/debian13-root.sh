@@ -106,8 +106,9 @@ enter() {
   return $rc
 }
 
-# unmount_all: ends the chroot fallback's command if it still runs, then undoes its mounts, last first. `umount -l` detaches each with its
-# submounts (the /dev tree) even while a dying process still holds a file there.
+# unmount_all: ends the chroot fallback's command if it still runs, then undoes its mounts, last
+# first. `umount -l` detaches each with its submounts (the /dev tree) even while a dying process
+# still holds a file there.
 MOUNTED=()
 ENTERED=
 unmount_all() {
