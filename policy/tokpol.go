@@ -126,12 +126,8 @@ func (p *TokPol) finished(n *engine.Node, s *engine.State) (Episode, bool) {
 	if len(cands) == 0 {
 		return Episode{}, false
 	}
-	out := Episode{Err: ep.target.Off, Failed: ep.failed, Success: r.Start.Off, Scope: scopeOf(ep.target, cands),
-		Changed: min(commonPrefix(ep.target.Text, n.Text), ep.target.Off)}
-	for _, c := range cands {
-		out.Cands = append(out.Cands, c.Off)
-	}
-	return out, true
+	return Episode{Err: ep.target.Off, Failed: ep.failed, Success: r.Start.Off, Scope: scopeOf(ep.target, cands),
+		Changed: min(commonPrefix(ep.target.Text, n.Text), ep.target.Off), Cands: offsets(cands)}, true
 }
 
 // unfinished reports the episode that node n ends without a repair getting past it: n is a
@@ -153,11 +149,16 @@ func (p *TokPol) unfinished(n *engine.Node, s *engine.State) (Episode, bool) {
 	if len(ep.failed) == 0 || len(cands) == 0 {
 		return Episode{}, false
 	}
-	out := Episode{Err: n.Off, Failed: ep.failed, Scope: scopeOf(n, cands), Unfinished: true}
-	for _, c := range cands {
-		out.Cands = append(out.Cands, c.Off)
+	return Episode{Err: n.Off, Failed: ep.failed, Scope: scopeOf(n, cands), Unfinished: true, Cands: offsets(cands)}, true
+}
+
+// offsets are the offsets of nodes, in order.
+func offsets(nodes []*engine.Node) []int {
+	out := make([]int, len(nodes))
+	for i, c := range nodes {
+		out[i] = c.Off
 	}
-	return out, true
+	return out
 }
 
 // scopeOf is the offset where the top-level declaration enclosing error e starts (a candidate).
