@@ -24,17 +24,23 @@
 ;; paths (editors/emacs; "hydra" becomes the full path of bin/hydra, which is
 ;; not on PATH, as the README allows) and the model's URL are replaced.  So
 ;; `hydra-server-command' is set after (require 'hydra), as users do.
-(defun hydra-test-readme-snippet ()
-  "The README's Emacs set-up snippet, with its path and model URL made real."
-  (let* ((here (file-name-directory hydra-test--here))
-         (root (expand-file-name "../../.." here))
+(defun hydra-test--readme-elisp-block (n)
+  "The Nth (1-based) elisp block of the README's Emacs section, as written there."
+  (let* ((root (expand-file-name "../../.." (file-name-directory hydra-test--here)))
          (readme (with-temp-buffer
                    (insert-file-contents (expand-file-name "README.md" root))
                    (buffer-string)))
-         (section (progn (string-match "^### Emacs" readme) (match-end 0)))
-         (start (progn (string-match "^```elisp\n" readme section) (match-end 0)))
-         (end (string-match "^```" readme start))
-         (snippet (substring readme start end)))
+         (start (progn (string-match "^### Emacs" readme) (match-end 0))))
+    (dotimes (i n)
+      (unless (string-match "^ *```elisp\n" readme start)
+        (error "The README's Emacs section has no elisp block %d" (1+ i)))
+      (setq start (match-end 0)))
+    (substring readme start (string-match "^ *```" readme start))))
+
+(defun hydra-test-readme-snippet ()
+  "The README's Emacs set-up snippet, with its path and model URL made real."
+  (let* ((here (file-name-directory hydra-test--here))
+         (snippet (hydra-test--readme-elisp-block 1)))
     (dolist (r `(("/path/to/hydra/editors/emacs" . ,(expand-file-name ".." here))
                  ("'(\"hydra\" \"lsp\")"
                   . ,(format "'%S" (split-string (hydra-test-env "HYDRA_TEST_CMD"))))
@@ -46,15 +52,7 @@
 
 (defun hydra-test-readme-ts-snippet ()
   "The README's snippet for the tree-sitter modes: the Emacs section's second elisp block."
-  (let* ((root (expand-file-name "../../.." (file-name-directory hydra-test--here)))
-         (readme (with-temp-buffer
-                   (insert-file-contents (expand-file-name "README.md" root))
-                   (buffer-string)))
-         (section (progn (string-match "^### Emacs" readme) (match-end 0)))
-         (first (progn (string-match "^```elisp\n" readme section) (match-end 0)))
-         (start (progn (string-match "^ *```elisp\n" readme first) (match-end 0)))
-         (end (string-match "^ *```" readme start))
-         (snippet (substring readme start end)))
+  (let ((snippet (hydra-test--readme-elisp-block 2)))
     (unless (string-search "c-ts-mode-hook" snippet)
       (error "The README's tree-sitter snippet no longer sets c-ts-mode-hook: %s" snippet))
     snippet))
