@@ -44,7 +44,7 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 		growthN  = fs.Int("growth-lines", 2000, "length of the long program for slope_ms_per_100_lines (0: skip)")
 		growthCd = fs.Int("growth-clangd-samples", 8, "prefix lengths of the long program sent to clangd")
 		plotPath = fs.String("plot", "", "write the growth chart (per-line cost against prefix length) to this .png or .svg file")
-		levers   = fs.Bool("levers", false, "also measure the levers side by side (spin before blocking, hand-written protocol lines, malloc_trim before fork, copying the pages a fork shares while idle, checkpoint placement)")
+		levers   = fs.Bool("levers", false, "also measure the levers side by side (spin before blocking, hand-written protocol lines, malloc_trim before fork, checkpoint placement)")
 		noSplit  = fs.Bool("no-breakdown", false, "skip the raw-protocol baseline that splits a line's latency (breakdown_ms)")
 	)
 	fs.Usage = func() {
@@ -169,11 +169,6 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 		defer spinLong.Close()
-		prefault, err := clang.New(clang.Options{Env: []string{"HYDRA_SHIM_PREFAULT=1"}})
-		if err != nil {
-			return fail(err)
-		}
-		defer prefault.Close()
 		runs := []benchmark.LeverRun{
 			{Name: "spin before blocking", Setting: "off (default)", Checker: ch, CheckpointEvery: *every},
 			{Name: "spin before blocking", Setting: "50 µs", Checker: spin, CheckpointEvery: *every},
@@ -182,8 +177,6 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 			{Name: "hand-written submit and progress lines", Setting: "on", Checker: ch, CheckpointEvery: *every},
 			{Name: "malloc_trim before fork", Setting: "off", Checker: noTrim, CheckpointEvery: *every},
 			{Name: "malloc_trim before fork", Setting: "on", Checker: ch, CheckpointEvery: *every},
-			{Name: "copy the pages a fork shares while idle (prefault)", Setting: "off (default)", Checker: ch, CheckpointEvery: *every},
-			{Name: "copy the pages a fork shares while idle (prefault)", Setting: "on", Checker: prefault, CheckpointEvery: *every},
 			{Name: "checkpoint placement", Setting: "preamble only", Checker: ch, CheckpointEvery: 1 << 30},
 			{Name: "checkpoint placement", Setting: "preamble + every 100 chunks", Checker: ch, CheckpointEvery: 100},
 		}

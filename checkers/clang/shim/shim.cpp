@@ -71,7 +71,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <string>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -235,125 +234,6 @@ void installCrashHandlers() {
     sigaction(Sig, &SA, nullptr);
 }
 
-// ───────────────────────────── prefault after a fork ─────────────────────────────
-
-// After a checkpoint's fork, every page the session writes first costs a copy-on-write fault
-// (on a virtual machine with shadow paging, ~15 µs each), and most of them come on the chunk
-// right after the fork: the pages Clang rewrites on every line (hash tables, the current
-// allocator slabs, malloc's bookkeeping, the stack). Those are the pages that were already
-// there at the previous fork and that this process holds alone again by the next one: it wrote
-// them in between (pagemap's "exclusively mapped" bit; the kernel here has no soft-dirty
-// tracking). Pages allocated since the previous fork are left out: most are written once (the
-// AST of the lines checked). Collected just before a fork, the rewritten pages are copied after
-// it with MADV_POPULATE_WRITE while the session waits for its next chunk (Channel::fill), a few
-// at a time, stopping as soon as input arrives. A page copied this way looks written at the
-// next fork whether it was or not, so it is left out then (else a page, once copied, would be
-// copied after every fork). The cost: a copied page that the session does not write again
-// stays private to both processes (the checkpoint's memory grows by it).
-// HYDRA_SHIM_PREFAULT=1 turns it on (docs/checker-benchmark.md, lever "prefault").
-namespace prefault {
-
-bool Enabled = false;
-bool Forked = false;                                  // pages are shared with a checkpoint
-std::vector<std::pair<uintptr_t, uintptr_t>> Pending; // [start, end) runs still to copy
-std::vector<std::pair<uintptr_t, uintptr_t>> Before;  // runs of pages present at the last fork
-std::vector<std::pair<uintptr_t, uintptr_t>> Listed;  // what the last collect listed to copy
-
-// in advances cursor K over sorted runs Rs to the page at A and says whether a run holds it.
-bool in(const std::vector<std::pair<uintptr_t, uintptr_t>> &Rs, size_t &K, uintptr_t A) {
-  while (K < Rs.size() && Rs[K].second <= A)
-    ++K;
-  return K < Rs.size() && Rs[K].first <= A;
-}
-
-// addPage appends the page at A to sorted runs Rs.
-void addPage(std::vector<std::pair<uintptr_t, uintptr_t>> &Rs, uintptr_t A, uintptr_t Page) {
-  if (!Rs.empty() && Rs.back().second == A)
-    Rs.back().second = A + Page;
-  else
-    Rs.push_back({A, A + Page});
-}
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
-// collect lists the pages of private writable anonymous mappings that were present at the last
-// fork and that only this process maps now (written since), and notes which pages are present.
-void collect() {
-  Pending.clear();
-  if (!Enabled)
-    return;
-  std::vector<std::pair<uintptr_t, uintptr_t>> Now;
-  size_t B = 0, L = 0; // cursors into Before and Listed (the pages are visited in address order)
-  FILE *Maps = fopen("/proc/self/maps", "re");
-  int PM = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-  if (!Maps || PM < 0) {
-    if (Maps)
-      fclose(Maps);
-    if (PM >= 0)
-      close(PM);
-    return;
-  }
-  char Line[512];
-  static uint64_t Ent[1024];
-  const uintptr_t Page = uintptr_t(sysconf(_SC_PAGESIZE));
-  while (fgets(Line, sizeof(Line), Maps)) {
-    unsigned long Lo, Hi, Ino;
-    char Perm[5];
-    int NameAt = 0;
-    if (sscanf(Line, "%lx-%lx %4s %*s %*s %lu %n", &Lo, &Hi, Perm, &Ino, &NameAt) < 4)
-      continue;
-    // Anonymous (no inode; unnamed, [heap] or [stack]), private and writable.
-    const char *Name = Line + NameAt;
-    if (strcmp(Perm, "rw-p") != 0 || Ino != 0 || (Name[0] != '\0' && Name[0] != '\n' && Name[0] != '['))
-      continue;
-    for (uintptr_t A = Lo; A < Hi;) {
-      size_t N = std::min<size_t>((Hi - A) / Page, 1024);
-      ssize_t R = pread(PM, Ent, N * 8, off_t(A / Page * 8));
-      if (R <= 0)
-        break;
-      N = size_t(R) / 8;
-      for (size_t I = 0; I < N; ++I, A += Page) {
-        if (!(Ent[I] >> 63 & 1))
-          continue; // not present
-        addPage(Now, A, Page);
-        bool WasThere = in(Before, B, A), Copied = in(Listed, L, A);
-        if (Forked && WasThere && !Copied && (Ent[I] >> 56 & 1))
-          addPage(Pending, A, Page);
-      }
-    }
-  }
-  fclose(Maps);
-  close(PM);
-  Before = std::move(Now);
-  Listed = Pending;
-}
-
-// step copies up to 2 pages of what collect listed (a few tens of microseconds, so that a chunk
-// that arrives meanwhile waits no longer); false when nothing is left.
-bool step() {
-  const uintptr_t Page = uintptr_t(sysconf(_SC_PAGESIZE));
-  size_t Budget = 2;
-  while (!Pending.empty() && Budget > 0) {
-    auto &R = Pending.back();
-    uintptr_t From = std::max(R.first, R.second - Budget * Page);
-    if (madvise(reinterpret_cast<void *>(From), R.second - From, MADV_POPULATE_WRITE) != 0 &&
-        errno == EINVAL) {
-      Enabled = false; // a kernel without MADV_POPULATE_WRITE (before 5.14)
-      Pending.clear();
-      return false;
-    }
-    Budget -= (R.second - From) / Page;
-    R.second = From;
-    if (R.second == R.first)
-      Pending.pop_back();
-  }
-  return !Pending.empty();
-}
-
-} // namespace prefault
-
 // Channel reads JSON-line messages (and raw submit payloads) from one socket, waiting in poll()
 // together with the lifeline so that a dead owner ends the process even while it is idle.
 // Descriptors that arrive with the data (SCM_RIGHTS: a resume's channel) are kept in order.
@@ -468,13 +348,6 @@ private:
       int R = spin();
       if (R >= 0)
         return R == 1;
-    }
-    // Idle: copy the pages a fork left shared (prefault), checking for input between steps.
-    while (TimeoutMs < 0 && !prefault::Pending.empty()) {
-      pollfd P = {Fd, POLLIN, 0};
-      if (poll(&P, 1, 0) != 0)
-        break;
-      prefault::step();
     }
     for (;;) {
       pollfd P[2] = {{Fd, POLLIN, 0}, {gLifeline, POLLIN, 0}};
@@ -1026,19 +899,14 @@ private:
       return;
     }
     auto T0 = std::chrono::steady_clock::now();
-    prefault::collect();
-    auto TC = std::chrono::steady_clock::now();
     pid_t Pid = fork();
     auto T1 = std::chrono::steady_clock::now();
     if (Pid < 0) {
-      prefault::Pending.clear();
       close(Ctl[0]);
       close(Ctl[1]);
       return;
     }
-    prefault::Forked = true;
     if (Pid == 0) {
-      prefault::Pending.clear(); // a checkpoint copies nothing; its resumed sessions collect anew
       close(Ctl[0]);
       dormant(Ctl[1], ID); // returns only in a resumed session
       return;
@@ -1048,22 +916,14 @@ private:
     // the pidfd is opened while the child still holds its end of the pair and cannot have exited
     // on its own (it exits only when that end hangs up or the lifeline does).
     int PidFd = pidfdOpen(Pid);
-    auto Us = std::chrono::duration_cast<std::chrono::microseconds>(T1 - TC).count();
-    llvm::json::Object Meta{{"fork_us", int64_t(Us)}};
-    if (prefault::Enabled) {
-      size_t Pages = 0;
-      for (auto &R : prefault::Pending)
-        Pages += (R.second - R.first) / uintptr_t(sysconf(_SC_PAGESIZE));
-      Meta["prefault_pages"] = int64_t(Pages);
-      Meta["prefault_collect_us"] = int64_t(std::chrono::duration_cast<std::chrono::microseconds>(TC - T0).count());
-    }
+    auto Us = std::chrono::duration_cast<std::chrono::microseconds>(T1 - T0).count();
     if (PidFd >= 0)
       send({{"event", "chkpt"},
             {"off", int64_t(Off)},
             {"id", ID},
             {"parent", Session},
             {"pid", int64_t(Pid)},
-            {"meta", std::move(Meta)}},
+            {"meta", llvm::json::Object{{"fork_us", int64_t(Us)}}}},
            {Ctl[0], PidFd});
     close(Ctl[0]); // the driver has its own copy now; without a pidfd, the child sees EOF and exits
     if (PidFd >= 0)
@@ -1378,8 +1238,6 @@ int main(int argc, char **argv) {
   if (gChanFd < 0 || TheStream.Filename.empty())
     usage("--channel-fd and --file are required");
   TheStream.TrimBeforeFork = !getenv("HYDRA_SHIM_NO_TRIM");
-  if (const char *P = getenv("HYDRA_SHIM_PREFAULT"))
-    prefault::Enabled = P[0] == '1';
   // HYDRA_SHIM_SPIN_US: how long an active session spins for its next message before blocking
   // (default 0: off; clang.Options.Spin sets it, for hydra bench checker --levers).
   if (const char *Spin = getenv("HYDRA_SHIM_SPIN_US"))
