@@ -62,8 +62,8 @@ type Set struct {
 // its callbacks, the shim_us of progress events), the transport (the raw-protocol round trip
 // minus the shim's work: socket, kernel, the raw client's JSON) and the Go driver (the full
 // checkers/clang round trip minus its shim_us, less the transport: chunking, JSON, channels,
-// goroutines). Each is
-// the median of per-chunk differences, so the three need not add up to the per-line median.
+// goroutines). Each is the median of per-chunk differences, so the three need not add up to the
+// per-line median.
 type Breakdown struct {
 	Driver  float64 `json:"driver"`
 	IPC     float64 `json:"ipc"`
