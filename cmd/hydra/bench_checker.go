@@ -149,26 +149,23 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("--plot needs the growth measurement (--growth-lines > 0)"))
 	}
 	if *levers {
-		noTrim, err := clang.New(clang.Options{Env: []string{"HYDRA_SHIM_NO_TRIM=1"}})
-		if err != nil {
-			return fail(err)
+		// One checker per lever setting that differs from the default checker's options.
+		settings := []clang.Options{
+			{Env: []string{"HYDRA_SHIM_NO_TRIM=1"}},
+			{PlainJSON: true},
+			{Spin: 50 * time.Microsecond},
+			{Spin: 300 * time.Microsecond},
 		}
-		defer noTrim.Close()
-		plainJSON, err := clang.New(clang.Options{PlainJSON: true})
-		if err != nil {
-			return fail(err)
+		leverCheckers := make([]*clang.Checker, len(settings))
+		for i, o := range settings {
+			c, err := clang.New(o)
+			if err != nil {
+				return fail(err)
+			}
+			defer c.Close()
+			leverCheckers[i] = c
 		}
-		defer plainJSON.Close()
-		spin, err := clang.New(clang.Options{Spin: 50 * time.Microsecond})
-		if err != nil {
-			return fail(err)
-		}
-		defer spin.Close()
-		spinLong, err := clang.New(clang.Options{Spin: 300 * time.Microsecond})
-		if err != nil {
-			return fail(err)
-		}
-		defer spinLong.Close()
+		noTrim, plainJSON, spin, spinLong := leverCheckers[0], leverCheckers[1], leverCheckers[2], leverCheckers[3]
 		runs := []benchmark.LeverRun{
 			{Name: "spin before blocking", Setting: "off (default)", Checker: ch, CheckpointEvery: *every},
 			{Name: "spin before blocking", Setting: "50 µs", Checker: spin, CheckpointEvery: *every},
