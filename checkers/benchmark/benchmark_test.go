@@ -44,37 +44,30 @@ func TestSamplePointsSpreadOverTheCode(t *testing.T) {
 // driver's: the driver's share is what the Go path spends beyond its shim_us, less what the raw
 // client spends beyond its own.
 func TestSplitChargesTheShimsTimeToTheShim(t *testing.T) {
-	s := samples{chunk: map[int][2]float64{
-		3: {0.50, 0.40}, // Go path: 0.5 ms round trip, 0.4 ms in the shim (faults after a fork)
-		4: {0.20, 0.05},
-		9: {0.30, 0.10}, // no raw baseline for chunk 9: left out
-	}}
-	s.split(map[int][2]float64{
-		3: {0.15, 0.05}, // raw client: 0.15 ms round trip, 0.05 ms in the shim (no checkpoints)
-		4: {0.10, 0.06},
-	})
+	tests := []struct {
+		name             string
+		goPath, raw      [2]float64 // round trip, shim_us (ms)
+		shim, ipc, drive float64
+	}{
+		// 0.4 ms of the Go path's 0.5 in the shim (faults after a fork); the raw client, which
+		// takes no checkpoints, 0.15 with 0.05 in the shim: transport 0.1, nothing left for the driver.
+		{"faults after a fork", [2]float64{0.50, 0.40}, [2]float64{0.15, 0.05}, 0.40, 0.10, 0},
+		{"no faults", [2]float64{0.20, 0.05}, [2]float64{0.10, 0.06}, 0.05, 0.04, 0.11},
+	}
 	const eps = 1e-9
-	if len(s.bdShim) != 2 || len(s.bdIPC) != 2 || len(s.bdDriver) != 2 {
-		t.Fatalf("%d/%d/%d samples, want 2 (the chunks with a raw baseline)", len(s.bdShim), len(s.bdIPC), len(s.bdDriver))
-	}
-	// The samples come in map order: chunk 3's is the one whose shim time is 0.40.
-	got := map[string][3]float64{}
-	for i := range s.bdShim {
-		k := "chunk 4"
-		if s.bdShim[i] > 0.3 {
-			k = "chunk 3"
+	for _, tt := range tests {
+		// Chunk 9 has no raw baseline: it is left out.
+		s := samples{chunk: map[int][2]float64{3: tt.goPath, 9: {0.30, 0.10}}}
+		s.split(map[int][2]float64{3: tt.raw})
+		if len(s.bdShim) != 1 || len(s.bdIPC) != 1 || len(s.bdDriver) != 1 {
+			t.Fatalf("%s: %d/%d/%d samples, want 1 (the chunk with a raw baseline)", tt.name, len(s.bdShim), len(s.bdIPC), len(s.bdDriver))
 		}
-		got[k] = [3]float64{s.bdShim[i], s.bdIPC[i], s.bdDriver[i]}
-	}
-	want := map[string][3]float64{"chunk 3": {0.40, 0.10, 0.00}, "chunk 4": {0.05, 0.04, 0.11}}
-	for k, w := range want {
-		g, ok := got[k]
-		if !ok {
-			t.Fatalf("no sample for %s: %v", k, got)
-		}
-		for j, name := range []string{"shim", "ipc", "driver"} {
-			if d := g[j] - w[j]; d > eps || d < -eps {
-				t.Errorf("%s: %s %v, want %v", k, name, g[j], w[j])
+		for _, c := range []struct {
+			what      string
+			got, want float64
+		}{{"shim", s.bdShim[0], tt.shim}, {"ipc", s.bdIPC[0], tt.ipc}, {"driver", s.bdDriver[0], tt.drive}} {
+			if d := c.got - c.want; d > eps || d < -eps {
+				t.Errorf("%s: %s %v, want %v", tt.name, c.what, c.got, c.want)
 			}
 		}
 	}
