@@ -74,6 +74,14 @@ type Breakdown struct {
 	// writes first costs a copy-on-write fault. ShimFaultsMedian is their median.
 	ShimFaultsMean   float64 `json:"shim_faults_mean"`
 	ShimFaultsMedian float64 `json:"shim_faults_median"`
+	// RoundTripRaw is the raw client's round trip (the baseline of IPC, shim included);
+	// RoundTripOneProcessor the same with the client's thread and the shim bound to one
+	// processor, blocking reads instead of Go's poller, so that neither wakes another processor;
+	// IPCOneProcessor that round trip minus its shim_us. Together they say what the transport
+	// costs when no idle processor has to be woken (the floor for a line on this machine).
+	RoundTripRaw          float64 `json:"round_trip_raw"`
+	RoundTripOneProcessor float64 `json:"round_trip_one_processor"`
+	IPCOneProcessor       float64 `json:"ipc_one_processor"`
 }
 
 // Result is the benchmark's one JSON object. Times are in milliseconds.
@@ -115,6 +123,8 @@ type Result struct {
 	CPUs       int                   `json:"cpus"`
 	Note       string                `json:"note"`
 
+	// Machine: how idle processors wait and the load before and after (top level only).
+	Machine *Machine `json:"machine,omitempty"`
 	// BreakdownMS splits the per-line latency (Config.Shim set).
 	BreakdownMS *Breakdown `json:"breakdown_ms,omitempty"`
 	// BySet repeats the figures for each program set ("default", "heavy"); the preamble figures
@@ -163,6 +173,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if len(sets) == 0 {
 		sets = []Set{{Name: "default", Programs: cfg.Programs}}
 	}
+	machine := machineNow()
 	var all samples
 	allByLang := map[string]*samples{}
 	var perSet []*samples
@@ -182,6 +193,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 					return nil, fmt.Errorf("raw protocol %s: %w", p.ID, err)
 				}
 				ps.split(raw)
+				one, err := measureRawOneProcessor(ctx, cfg.Shim, p)
+				if err != nil {
+					return nil, fmt.Errorf("raw protocol on one processor %s: %w", p.ID, err)
+				}
+				ps.splitOneProcessor(one)
 			}
 			if err := ps.measureReinvoke(ctx, cfg, p); err != nil {
 				return nil, fmt.Errorf("re-invoke %s: %w", p.ID, err)
@@ -212,6 +228,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("preamble: %w", err)
 	}
 	res := summarize(&all, allByLang)
+	machine.LoadAverageEnd, _ = loadAverage()
+	res.Machine = machine
 	res.BySet = map[string]*Result{}
 	for k, set := range sets {
 		res.Sets = append(res.Sets, set.Name)
@@ -259,7 +277,8 @@ func summarize(s *samples, byLang map[string]*samples) *Result {
 	res.WarmPreambleMS = median(s.warm)
 	if len(s.bdShim) > 0 {
 		res.BreakdownMS = &Breakdown{Driver: median(s.bdDriver), IPC: median(s.bdIPC), Shim: median(s.bdShim), Samples: len(s.bdShim),
-			ShimFaultsMean: mean(s.faults), ShimFaultsMedian: median(s.faults)}
+			ShimFaultsMean: mean(s.faults), ShimFaultsMedian: median(s.faults),
+			RoundTripRaw: median(s.rawRT), RoundTripOneProcessor: median(s.oneRT), IPCOneProcessor: median(s.oneIPC)}
 	}
 	return res
 }
@@ -279,6 +298,16 @@ func (s *samples) split(raw map[int][2]float64) {
 		s.bdShim = append(s.bdShim, v[1])
 		s.bdIPC = append(s.bdIPC, max(0, r[0]-r[1]))
 		s.bdDriver = append(s.bdDriver, max(0, (v[0]-v[1])-(r[0]-r[1])))
+		s.rawRT = append(s.rawRT, r[0])
+	}
+}
+
+// splitOneProcessor adds the raw round trips on one processor (chunk index → round trip, shim ms)
+// to the breakdown samples.
+func (s *samples) splitOneProcessor(one map[int][2]float64) {
+	for _, r := range one {
+		s.oneRT = append(s.oneRT, r[0])
+		s.oneIPC = append(s.oneIPC, max(0, r[0]-r[1]))
 	}
 }
 
@@ -289,6 +318,7 @@ type samples struct {
 	fork, resume, privKB, privFork      []float64
 	cold, warm                          []float64
 	bdDriver, bdIPC, bdShim             []float64
+	rawRT, oneRT, oneIPC                []float64 // raw round trips, and on one processor
 	faults                              []float64 // page faults per chunk (shim_faults)
 	programs                            int
 	ids                                 []string
@@ -311,6 +341,9 @@ func (s *samples) add(o *samples) {
 	s.bdDriver = append(s.bdDriver, o.bdDriver...)
 	s.bdIPC = append(s.bdIPC, o.bdIPC...)
 	s.bdShim = append(s.bdShim, o.bdShim...)
+	s.rawRT = append(s.rawRT, o.rawRT...)
+	s.oneRT = append(s.oneRT, o.oneRT...)
+	s.oneIPC = append(s.oneIPC, o.oneIPC...)
 	s.faults = append(s.faults, o.faults...)
 	s.ids = append(s.ids, o.ids...)
 }

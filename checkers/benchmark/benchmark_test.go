@@ -2,6 +2,7 @@ package benchmark
 
 import (
 	"reflect"
+	"sort"
 	"testing"
 )
 
@@ -69,6 +70,37 @@ func TestSplitChargesTheShimsTimeToTheShim(t *testing.T) {
 			if d := c.got - c.want; d > eps || d < -eps {
 				t.Errorf("%s: %s %v, want %v", tt.name, c.what, c.got, c.want)
 			}
+		}
+	}
+}
+
+// The one-processor round trips give the transport as the round trip less the shim's own time,
+// never below zero.
+func TestSplitOneProcessor(t *testing.T) {
+	var s samples
+	s.splitOneProcessor(map[int][2]float64{4: {0.05, 0.02}, 7: {0.01, 0.03}})
+	if len(s.oneRT) != 2 || len(s.oneIPC) != 2 {
+		t.Fatalf("%d round trips, %d ipc samples: want 2 each", len(s.oneRT), len(s.oneIPC))
+	}
+	sort.Float64s(s.oneRT)
+	sort.Float64s(s.oneIPC)
+	const eps = 1e-9
+	if s.oneRT[0] != 0.01 || s.oneRT[1] != 0.05 {
+		t.Errorf("round trips %v, want [0.01 0.05]", s.oneRT)
+	}
+	if s.oneIPC[0] != 0 || s.oneIPC[1] < 0.03-eps || s.oneIPC[1] > 0.03+eps {
+		t.Errorf("ipc %v, want [0 0.03]", s.oneIPC)
+	}
+}
+
+func TestParseLoadAverage(t *testing.T) {
+	la, err := parseLoadAverage("0.52 1.58 12.00 1/467 12345\n")
+	if err != nil || la != [3]float64{0.52, 1.58, 12} {
+		t.Errorf("got %v, %v; want [0.52 1.58 12]", la, err)
+	}
+	for _, bad := range []string{"", "0.5 1.5", "0.5 x 1.5 1/2 3"} {
+		if _, err := parseLoadAverage(bad); err == nil {
+			t.Errorf("%q: no error", bad)
 		}
 	}
 }

@@ -6,12 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/hydra-lsp/hydra/checkers/agreement"
 )
@@ -24,53 +28,189 @@ type rawEvent struct {
 	Diag   string `json:"diag"`
 }
 
-// measureRaw streams p through the shim binary with no Go driver in between: a socket pair, the
-// shim's wire protocol written and read by hand (checkers/clang/README.md), one chunk at a time.
-// It returns, per chunk index after the preamble, the round trip and the shim's own time
-// (shim_us), both in ms: the baseline that splits a line's latency into driver, transport and
-// shim (breakdown_ms). The environment is the driver's (GLIBC_TUNABLES as checkers/clang sets it).
-func measureRaw(ctx context.Context, shim string, p agreement.Program) (map[int][2]float64, error) {
+// rawReadTimeout bounds each read of the raw client: a shim that stops answering fails the
+// measurement instead of hanging it.
+const rawReadTimeout = 60 * time.Second
+
+// rawShim is a shim started on one end of a socket pair, for the raw client to speak its wire
+// protocol (checkers/clang/README.md) by hand.
+type rawShim struct {
+	cmd      *exec.Cmd
+	fd       int      // our end of the socket pair: blocking
+	lifeline *os.File // the shim exits when it is closed
+}
+
+// startRaw starts the shim binary on p's file and flags. The environment is the driver's
+// (GLIBC_TUNABLES as checkers/clang sets it).
+func startRaw(ctx context.Context, shim string, p agreement.Program) (*rawShim, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("raw: %w", err)
 	}
-	mine, theirs := os.NewFile(uintptr(fds[0]), "raw"), os.NewFile(uintptr(fds[1]), "raw-shim")
+	theirs := os.NewFile(uintptr(fds[1]), "raw-shim")
 	defer theirs.Close()
-	conn, err := net.FileConn(mine)
-	mine.Close()
+	lr, lw, err := os.Pipe()
 	if err != nil {
+		syscall.Close(fds[0])
 		return nil, fmt.Errorf("raw: %w", err)
 	}
-	defer conn.Close()
-	lr, lw, err := os.Pipe() // the lifeline: the shim exits when we do
-	if err != nil {
-		return nil, fmt.Errorf("raw: %w", err)
-	}
-	defer lw.Close()
+	defer lr.Close()
 	args := append([]string{"--channel-fd", "3", "--lifeline-fd", "4", "--session", "1", "--file", p.Base, "--"}, p.Flags...)
 	cmd := exec.CommandContext(ctx, shim, args...)
 	cmd.ExtraFiles = []*os.File{theirs, lr}
 	cmd.Env = append(os.Environ(), "GLIBC_TUNABLES=glibc.malloc.hugetlb=1")
 	if err := cmd.Start(); err != nil {
-		lr.Close()
+		syscall.Close(fds[0])
+		lw.Close()
 		return nil, fmt.Errorf("raw: %w", err)
 	}
-	lr.Close()
-	theirs.Close()
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+	return &rawShim{cmd: cmd, fd: fds[0], lifeline: lw}, nil
+}
+
+// close kills the shim and releases our ends.
+func (r *rawShim) close() {
+	_ = r.cmd.Process.Kill()
+	_ = r.cmd.Wait()
+	r.lifeline.Close()
+	if r.fd >= 0 {
+		syscall.Close(r.fd)
+	}
+}
+
+// measureRaw streams p through the shim binary with no Go driver in between: a socket pair, the
+// shim's wire protocol written and read by hand, one chunk at a time, through Go's poller as
+// the driver reads. It returns, per chunk index after the preamble, the round trip and the
+// shim's own time (shim_us), both in ms: the baseline that splits a line's latency into driver,
+// transport and shim (breakdown_ms).
+func measureRaw(ctx context.Context, shim string, p agreement.Program) (map[int][2]float64, error) {
+	rs, err := startRaw(ctx, shim, p)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.close()
+	f := os.NewFile(uintptr(rs.fd), "raw")
+	rs.fd = -1
+	conn, err := net.FileConn(f) // a duplicate, non-blocking, in the poller
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("raw: %w", err)
+	}
+	defer conn.Close()
+	return streamRaw(deadlineReader{conn}, p)
+}
+
+// deadlineReader sets the read deadline before each read.
+type deadlineReader struct{ net.Conn }
+
+func (d deadlineReader) Read(b []byte) (int, error) {
+	_ = d.SetReadDeadline(time.Now().Add(rawReadTimeout))
+	return d.Conn.Read(b)
+}
+
+// measureRawOneProcessor is measureRaw with the client and the shim on one processor: the client
+// runs on a thread of its own, bound with the shim to the first processor that thread may use,
+// and reads and writes with blocking system calls, so that each side wakes the other on the
+// processor it is on. Where waking another processor costs (an idle virtual CPU that halts),
+// this is the floor of the round trip; the driver itself does not do this, because its events
+// go to goroutines that run on any processor (docs/checker-benchmark.md).
+func measureRawOneProcessor(ctx context.Context, shim string, p agreement.Program) (map[int][2]float64, error) {
+	type result struct {
+		out map[int][2]float64
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// The thread stays locked: it ends with this goroutine, so its binding never reaches
+		// another goroutine.
+		runtime.LockOSThread()
+		out, err := func() (map[int][2]float64, error) {
+			var set unix.CPUSet
+			if err := unix.SchedGetaffinity(0, &set); err != nil {
+				return nil, fmt.Errorf("raw, one processor: %w", err)
+			}
+			cpu := 0
+			for cpu < maxCPUSetID && !set.IsSet(cpu) {
+				cpu++
+			}
+			if cpu == maxCPUSetID {
+				return nil, errors.New("raw, one processor: this thread may run on no processor below 1024")
+			}
+			set.Zero()
+			set.Set(cpu)
+			if err := unix.SchedSetaffinity(0, &set); err != nil {
+				return nil, fmt.Errorf("raw, one processor: bind the client to processor %d: %w", cpu, err)
+			}
+			rs, err := startRaw(ctx, shim, p)
+			if err != nil {
+				return nil, err
+			}
+			defer rs.close()
+			if err := unix.SchedSetaffinity(rs.cmd.Process.Pid, &set); err != nil {
+				return nil, fmt.Errorf("raw, one processor: bind the shim to processor %d: %w", cpu, err)
+			}
+			tv := unix.NsecToTimeval(rawReadTimeout.Nanoseconds())
+			if err := unix.SetsockoptTimeval(rs.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+				return nil, fmt.Errorf("raw, one processor: %w", err)
+			}
+			return streamRaw(blockingFD(rs.fd), p)
+		}()
+		done <- result{out, err}
 	}()
-	r := bufio.NewReaderSize(conn, 32<<10)
+	// A cancelled ctx kills the shim (CommandContext), which ends a blocked read.
+	r := <-done
+	return r.out, r.err
+}
+
+// maxCPUSetID is one past the highest processor a unix.CPUSet can name.
+const maxCPUSetID = 1024
+
+// blockingFD reads and writes a blocking descriptor with plain system calls (no poller).
+type blockingFD int
+
+func (f blockingFD) Read(b []byte) (int, error) {
+	for {
+		n, err := syscall.Read(int(f), b)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			return 0, fmt.Errorf("raw: no answer in %v", rawReadTimeout)
+		case err != nil:
+			return 0, err
+		case n == 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (f blockingFD) Write(b []byte) (int, error) {
+	done := 0
+	for done < len(b) {
+		n, err := syscall.Write(int(f), b[done:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return done, err
+		}
+		done += n
+	}
+	return done, nil
+}
+
+// streamRaw submits p's chunks one at a time on rw and waits for each chunk's progress line. It
+// returns, per chunk index after the preamble, the round trip and shim_us, both in ms.
+func streamRaw(rw io.ReadWriter, p agreement.Program) (map[int][2]float64, error) {
+	r := bufio.NewReaderSize(rw, 32<<10)
 	next := func() (rawEvent, error) {
-		_ = conn.SetReadDeadline(time.Now().Add(60 * time.Second))
 		line, err := r.ReadBytes('\n')
 		if err != nil {
-			return rawEvent{}, err
+			return rawEvent{}, fmt.Errorf("raw: %w", err)
 		}
 		var ev rawEvent
 		if err := json.Unmarshal(line, &ev); err != nil {
-			return rawEvent{}, err
+			return rawEvent{}, fmt.Errorf("raw: %w", err)
 		}
 		if ev.Event == "error" || ev.Event == "crash" || ev.Event == "done" {
 			return ev, fmt.Errorf("raw: %s %s", ev.Event, ev.Diag)
@@ -89,7 +229,7 @@ func measureRaw(ctx context.Context, shim string, p agreement.Program) (map[int]
 		buf = append(buf, "}\n"...)
 		buf = append(buf, c.Text...)
 		start := time.Now()
-		if _, err := conn.Write(buf); err != nil {
+		if _, err := rw.Write(buf); err != nil {
 			return nil, fmt.Errorf("raw: %w", err)
 		}
 		for {

@@ -64,7 +64,7 @@ func TestBenchCheckerSmoke(t *testing.T) {
 			}
 		}
 	}
-	for obj, keys := range map[string][]string{"breakdown_ms": {"driver", "ipc", "shim", "shim_faults_mean"}, "slope_ms_per_100_lines": {"hydra", "clangd"}} {
+	for obj, keys := range map[string][]string{"breakdown_ms": {"driver", "ipc", "shim", "shim_faults_mean", "round_trip_raw", "round_trip_one_processor", "ipc_one_processor"}, "slope_ms_per_100_lines": {"hydra", "clangd"}} {
 		m, _ := res[obj].(map[string]any)
 		for _, k := range keys {
 			if _, ok := m[k].(float64); !ok {
@@ -74,6 +74,16 @@ func TestBenchCheckerSmoke(t *testing.T) {
 	}
 	if bd, _ := res["breakdown_ms"].(map[string]any); bd["samples"] == 0.0 {
 		t.Error("breakdown_ms from no samples")
+	} else if rt, _ := bd["round_trip_one_processor"].(float64); rt <= 0 {
+		t.Errorf("breakdown_ms.round_trip_one_processor = %v: nothing measured", bd["round_trip_one_processor"])
+	}
+	// What the run was measured on: the load before and after (the idle-processor settings are
+	// there where the machine has them).
+	machine, _ := res["machine"].(map[string]any)
+	for _, k := range []string{"load_average_start", "load_average_end"} {
+		if la, _ := machine[k].([]any); len(la) != 3 {
+			t.Errorf("machine.%s = %v, want three numbers", k, machine[k])
+		}
 	}
 	t.Logf("%s", out.String())
 }
