@@ -36,6 +36,7 @@
 //   StreamAction     (SyntaxOnlyAction)   installs the three above on the preprocessor;
 //   RootedFS         (vfs::ProxyFileSystem) hides every file outside the allowed roots.
 
+#include "clang/AST/ASTContext.h"
 #include "clang/Basic/AllDiagnostics.h"
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/DiagnosticIDs.h"
@@ -51,6 +52,7 @@
 #include "clang/Lex/Pragma.h"
 #include "clang/Lex/Preprocessor.h"
 #include "clang/Lex/PreprocessorOptions.h"
+#include "clang/Sema/Sema.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/JSON.h"
@@ -545,6 +547,99 @@ struct Chunk {
   long Faults = 0; // the process's page faults (minor + major) by then
 };
 
+// ── headroom in Clang's folding sets, before the first checkpoint ──
+//
+// Clang keeps its uniqued types (and names, nested-name-specifiers, special-member lookups) in
+// llvm::FoldingSets: intrusive hash tables whose nodes hold the link to the next node of their
+// bucket. When a set passes twice as many nodes as buckets, FoldingSetBase::GrowBucketCount
+// rehashes it and so rewrites that link in every node, and the nodes lie all over the AST's
+// memory. After a fork, each page written that way is copied: on a corpus program
+// (cpp/graph/bidirectional_dijkstra.cpp) one line after the preamble took 2,447 page faults and
+// left 10 MB private to the preamble's checkpoint (docs/checker-benchmark.md). So before a
+// fresh session's first fork, while no checkpoint shares its pages, the sets that can grow the
+// most get room for twice their nodes: a rehash is then due only once the program has added as
+// many as the preamble made.
+//
+// ASTContext and DeclarationNameTable keep the sets private; an explicit instantiation may name
+// a private member ([temp.explicit]: access checking does not apply to its template
+// arguments), which is how PrivateMember reaches them without patching Clang. Each entry names
+// the member and its exact type in Clang 19's headers; a rename fails the build, not the run.
+template <typename Tag, typename Tag::Type Member> struct PrivateMember {
+  friend typename Tag::Type memberOf(Tag) { return Member; }
+};
+#define HYDRA_PRIVATE_MEMBER(Class, Name, ...)                                                  \
+  struct Name##Tag {                                                                            \
+    using Type = __VA_ARGS__ Class::*;                                                          \
+    friend Type memberOf(Name##Tag);                                                            \
+  };                                                                                            \
+  template struct PrivateMember<Name##Tag, &Class::Name>;
+
+#define HYDRA_AST_SET(Name, T) HYDRA_PRIVATE_MEMBER(ASTContext, Name, llvm::FoldingSet<T>)
+#define HYDRA_AST_CTX_SET(Name, T)                                                              \
+  HYDRA_PRIVATE_MEMBER(ASTContext, Name, llvm::ContextualFoldingSet<T, ASTContext &>)
+HYDRA_AST_SET(PointerTypes, PointerType)
+HYDRA_AST_SET(LValueReferenceTypes, LValueReferenceType)
+HYDRA_AST_SET(RValueReferenceTypes, RValueReferenceType)
+HYDRA_AST_SET(MemberPointerTypes, MemberPointerType)
+HYDRA_AST_CTX_SET(ConstantArrayTypes, ConstantArrayType)
+HYDRA_AST_CTX_SET(DependentSizedArrayTypes, DependentSizedArrayType)
+HYDRA_AST_CTX_SET(FunctionProtoTypes, FunctionProtoType)
+HYDRA_AST_CTX_SET(DependentDecltypeTypes, DependentDecltypeType)
+HYDRA_AST_SET(TemplateTypeParmTypes, TemplateTypeParmType)
+HYDRA_AST_SET(SubstTemplateTypeParmTypes, SubstTemplateTypeParmType)
+HYDRA_AST_SET(SubstTemplateTypeParmPackTypes, SubstTemplateTypeParmPackType)
+HYDRA_AST_CTX_SET(TemplateSpecializationTypes, TemplateSpecializationType)
+HYDRA_AST_SET(ParenTypes, ParenType)
+HYDRA_AST_SET(UsingTypes, UsingType)
+HYDRA_AST_SET(TypedefTypes, TypedefType)
+HYDRA_AST_SET(ElaboratedTypes, ElaboratedType)
+HYDRA_AST_SET(DependentNameTypes, DependentNameType)
+HYDRA_AST_CTX_SET(DependentTemplateSpecializationTypes, DependentTemplateSpecializationType)
+HYDRA_AST_SET(PackExpansionTypes, PackExpansionType)
+HYDRA_AST_CTX_SET(AutoTypes, AutoType)
+HYDRA_AST_SET(QualifiedTemplateNames, QualifiedTemplateName)
+HYDRA_AST_SET(DependentTemplateNames, DependentTemplateName)
+HYDRA_AST_SET(NestedNameSpecifiers, NestedNameSpecifier)
+HYDRA_PRIVATE_MEMBER(DeclarationNameTable, CXXConstructorNames,
+                     llvm::FoldingSet<detail::CXXSpecialNameExtra>)
+HYDRA_PRIVATE_MEMBER(DeclarationNameTable, CXXDestructorNames,
+                     llvm::FoldingSet<detail::CXXSpecialNameExtra>)
+HYDRA_PRIVATE_MEMBER(DeclarationNameTable, CXXConversionFunctionNames,
+                     llvm::FoldingSet<detail::CXXSpecialNameExtra>)
+
+// roomToDouble reserves room for twice a set's nodes (a rehash now, before any fork shares
+// them); small sets are left alone, their growth touches few pages.
+template <typename Set> void roomToDouble(Set &S) {
+  if (S.size() >= 64)
+    S.reserve(2 * S.size());
+}
+
+// growFoldingSets gives the sets above (and Sema's special-member cache, a public member)
+// room to double.
+void growFoldingSets(CompilerInstance &CI) {
+  if (!CI.hasASTContext())
+    return;
+  ASTContext &Ctx = CI.getASTContext();
+#define HYDRA_GROW(Name) roomToDouble(Ctx.*memberOf(Name##Tag{}));
+  HYDRA_GROW(PointerTypes) HYDRA_GROW(LValueReferenceTypes) HYDRA_GROW(RValueReferenceTypes)
+  HYDRA_GROW(MemberPointerTypes) HYDRA_GROW(ConstantArrayTypes)
+  HYDRA_GROW(DependentSizedArrayTypes) HYDRA_GROW(FunctionProtoTypes)
+  HYDRA_GROW(DependentDecltypeTypes) HYDRA_GROW(TemplateTypeParmTypes)
+  HYDRA_GROW(SubstTemplateTypeParmTypes) HYDRA_GROW(SubstTemplateTypeParmPackTypes)
+  HYDRA_GROW(TemplateSpecializationTypes) HYDRA_GROW(ParenTypes) HYDRA_GROW(UsingTypes)
+  HYDRA_GROW(TypedefTypes) HYDRA_GROW(ElaboratedTypes) HYDRA_GROW(DependentNameTypes)
+  HYDRA_GROW(DependentTemplateSpecializationTypes) HYDRA_GROW(PackExpansionTypes)
+  HYDRA_GROW(AutoTypes) HYDRA_GROW(QualifiedTemplateNames) HYDRA_GROW(DependentTemplateNames)
+  HYDRA_GROW(NestedNameSpecifiers)
+#undef HYDRA_GROW
+  DeclarationNameTable &Names = Ctx.DeclarationNames;
+  roomToDouble(Names.*memberOf(CXXConstructorNamesTag{}));
+  roomToDouble(Names.*memberOf(CXXDestructorNamesTag{}));
+  roomToDouble(Names.*memberOf(CXXConversionFunctionNamesTag{}));
+  if (CI.hasSema())
+    roomToDouble(CI.getSema().SpecialMemberCache);
+}
+
 // Place is where an error lands in the checked text.
 struct Place {
   size_t Off = 0;
@@ -557,6 +652,8 @@ class Stream {
 public:
   std::string Filename;
   bool TrimBeforeFork = true;
+  bool GrowSets = true; // growFoldingSets before the first fork; HYDRA_SHIM_NO_GROW_SETS=1: off
+  bool Forked = false;  // a fork has happened in this process's history (resumed sessions too)
   int SpinUs = 0; // see Channel::reset
   int64_t Session = 0;
   Channel Chan;
@@ -891,6 +988,9 @@ private:
     // shared with the session, and becomes the checkpoint's own private copy as soon as the
     // session writes to it (malloc reuses freed chunks first). Measured in
     // docs/checker-benchmark.md; HYDRA_SHIM_NO_TRIM=1 turns it off for that comparison.
+    if (!Forked && GrowSets)
+      growFoldingSets(*CI);
+    Forked = true; // from here on, this process's pages may be shared with a checkpoint
     if (TrimBeforeFork)
       malloc_trim(0);
     int Ctl[2];
@@ -1238,6 +1338,7 @@ int main(int argc, char **argv) {
   if (gChanFd < 0 || TheStream.Filename.empty())
     usage("--channel-fd and --file are required");
   TheStream.TrimBeforeFork = !getenv("HYDRA_SHIM_NO_TRIM");
+  TheStream.GrowSets = !getenv("HYDRA_SHIM_NO_GROW_SETS");
   // HYDRA_SHIM_SPIN_US: how long an active session spins for its next message before blocking
   // (default 0: off; clang.Options.Spin sets it, for hydra bench checker --levers).
   if (const char *Spin = getenv("HYDRA_SHIM_SPIN_US"))
