@@ -52,8 +52,8 @@ func worstLineFaults(t *testing.T, p agreement.Program, env []string) (int64, st
 	return worst, worstLine
 }
 
-// Before its first fork a fresh session gives Clang's folding sets room to double, so that the
-// program's first lines after the preamble do not rehash a set whose nodes every checkpoint
+// Before its first fork a fresh session gives Clang's folding sets room to grow by half, so that
+// the program's first lines after the preamble do not rehash a set whose nodes every checkpoint
 // shares. HYDRA_SHIM_NO_GROW_SETS=1 is the shim without it: the same line then copies thousands
 // of pages.
 func TestRoomInFoldingSetsBeforeTheFirstFork(t *testing.T) {

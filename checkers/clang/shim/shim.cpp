@@ -557,8 +557,8 @@ struct Chunk {
 // (cpp/graph/bidirectional_dijkstra.cpp) one line after the preamble took 2,447 page faults and
 // left 10 MB private to the preamble's checkpoint (docs/checker-benchmark.md). So before a
 // fresh session's first fork, while no checkpoint shares its pages, the sets that can grow the
-// most get room for twice their nodes: a rehash is then due only once the program has added as
-// many as the preamble made.
+// most get room for half as many nodes again: a rehash is then due only once the program has
+// added half as many as the preamble made.
 //
 // ASTContext and DeclarationNameTable keep the sets private; an explicit instantiation may name
 // a private member ([temp.explicit]: access checking does not apply to its template
@@ -607,20 +607,23 @@ HYDRA_PRIVATE_MEMBER(DeclarationNameTable, CXXDestructorNames,
 HYDRA_PRIVATE_MEMBER(DeclarationNameTable, CXXConversionFunctionNames,
                      llvm::FoldingSet<detail::CXXSpecialNameExtra>)
 
-// roomToDouble reserves room for twice a set's nodes (a rehash now, before any fork shares
-// them); small sets are left alone, their growth touches few pages.
-template <typename Set> void roomToDouble(Set &S) {
+// roomToGrow makes a set take half as many nodes again before it rehashes: it rehashes it now,
+// before any fork shares its nodes, if it has less room than that (twice as many buckets then;
+// giving every set room to double instead cost more copied bucket pages than it saved, and a
+// quarter left a later rehash on the program of the comment above). Small sets are left alone:
+// their growth touches few pages.
+template <typename Set> void roomToGrow(Set &S) {
   if (S.size() >= 64)
-    S.reserve(2 * S.size());
+    S.reserve(S.size() + S.size() / 2);
 }
 
-// growFoldingSets gives the sets above (and Sema's special-member cache, a public member)
-// room to double.
+// growFoldingSets gives the sets above (and Sema's special-member cache, a public member) room
+// to grow by half.
 void growFoldingSets(CompilerInstance &CI) {
   if (!CI.hasASTContext())
     return;
   ASTContext &Ctx = CI.getASTContext();
-#define HYDRA_GROW(Name) roomToDouble(Ctx.*memberOf(Name##Tag{}));
+#define HYDRA_GROW(Name) roomToGrow(Ctx.*memberOf(Name##Tag{}));
   HYDRA_GROW(PointerTypes) HYDRA_GROW(LValueReferenceTypes) HYDRA_GROW(RValueReferenceTypes)
   HYDRA_GROW(MemberPointerTypes) HYDRA_GROW(ConstantArrayTypes)
   HYDRA_GROW(DependentSizedArrayTypes) HYDRA_GROW(FunctionProtoTypes)
@@ -633,11 +636,11 @@ void growFoldingSets(CompilerInstance &CI) {
   HYDRA_GROW(NestedNameSpecifiers)
 #undef HYDRA_GROW
   DeclarationNameTable &Names = Ctx.DeclarationNames;
-  roomToDouble(Names.*memberOf(CXXConstructorNamesTag{}));
-  roomToDouble(Names.*memberOf(CXXDestructorNamesTag{}));
-  roomToDouble(Names.*memberOf(CXXConversionFunctionNamesTag{}));
+  roomToGrow(Names.*memberOf(CXXConstructorNamesTag{}));
+  roomToGrow(Names.*memberOf(CXXDestructorNamesTag{}));
+  roomToGrow(Names.*memberOf(CXXConversionFunctionNamesTag{}));
   if (CI.hasSema())
-    roomToDouble(CI.getSema().SpecialMemberCache);
+    roomToGrow(CI.getSema().SpecialMemberCache);
 }
 
 // Place is where an error lands in the checked text.
