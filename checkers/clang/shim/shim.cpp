@@ -987,13 +987,15 @@ private:
   // the driver with the chkpt event (SCM_RIGHTS), together with a pidfd of the child. The pair
   // has no name, so only the driver (who holds the other end) can ever talk to the checkpoint.
   void checkpoint(int64_t ID, size_t Off) {
-    // Give free heap pages back to the kernel first: every page still mapped at the fork is
+    // Before the first fork in this process's history (never in a resumed session, a fork of
+    // its checkpoint), give Clang's folding sets room to grow (growFoldingSets).
+    if (!Forked && GrowSets)
+      growFoldingSets(*CI);
+    Forked = true;
+    // Then give free heap pages back to the kernel: every page still mapped at the fork is
     // shared with the session, and becomes the checkpoint's own private copy as soon as the
     // session writes to it (malloc reuses freed chunks first). Measured in
     // docs/checker-benchmark.md; HYDRA_SHIM_NO_TRIM=1 turns it off for that comparison.
-    if (!Forked && GrowSets)
-      growFoldingSets(*CI);
-    Forked = true; // from here on, this process's pages may be shared with a checkpoint
     if (TrimBeforeFork)
       malloc_trim(0);
     int Ctl[2];
