@@ -574,32 +574,36 @@ template <typename Tag, typename Tag::Type Member> struct PrivateMember {
   };                                                                                            \
   template struct PrivateMember<Name##Tag, &Class::Name>;
 
+// HYDRA_AST_FOLDING_SETS lists ASTContext's sets that grow with C++ code, each with its node
+// type: SET for a llvm::FoldingSet, CTX_SET for a llvm::ContextualFoldingSet<T, ASTContext &>.
+#define HYDRA_AST_FOLDING_SETS(SET, CTX_SET)                                                    \
+  SET(PointerTypes, PointerType)                                                                \
+  SET(LValueReferenceTypes, LValueReferenceType)                                                \
+  SET(RValueReferenceTypes, RValueReferenceType)                                                \
+  SET(MemberPointerTypes, MemberPointerType)                                                    \
+  CTX_SET(ConstantArrayTypes, ConstantArrayType)                                                \
+  CTX_SET(DependentSizedArrayTypes, DependentSizedArrayType)                                    \
+  CTX_SET(FunctionProtoTypes, FunctionProtoType)                                                \
+  CTX_SET(DependentDecltypeTypes, DependentDecltypeType)                                        \
+  SET(TemplateTypeParmTypes, TemplateTypeParmType)                                              \
+  SET(SubstTemplateTypeParmTypes, SubstTemplateTypeParmType)                                    \
+  SET(SubstTemplateTypeParmPackTypes, SubstTemplateTypeParmPackType)                            \
+  CTX_SET(TemplateSpecializationTypes, TemplateSpecializationType)                              \
+  SET(ParenTypes, ParenType)                                                                    \
+  SET(UsingTypes, UsingType)                                                                    \
+  SET(TypedefTypes, TypedefType)                                                                \
+  SET(ElaboratedTypes, ElaboratedType)                                                          \
+  SET(DependentNameTypes, DependentNameType)                                                    \
+  CTX_SET(DependentTemplateSpecializationTypes, DependentTemplateSpecializationType)            \
+  SET(PackExpansionTypes, PackExpansionType)                                                    \
+  CTX_SET(AutoTypes, AutoType)                                                                  \
+  SET(QualifiedTemplateNames, QualifiedTemplateName)                                            \
+  SET(DependentTemplateNames, DependentTemplateName)                                            \
+  SET(NestedNameSpecifiers, NestedNameSpecifier)
 #define HYDRA_AST_SET(Name, T) HYDRA_PRIVATE_MEMBER(ASTContext, Name, llvm::FoldingSet<T>)
 #define HYDRA_AST_CTX_SET(Name, T)                                                              \
   HYDRA_PRIVATE_MEMBER(ASTContext, Name, llvm::ContextualFoldingSet<T, ASTContext &>)
-HYDRA_AST_SET(PointerTypes, PointerType)
-HYDRA_AST_SET(LValueReferenceTypes, LValueReferenceType)
-HYDRA_AST_SET(RValueReferenceTypes, RValueReferenceType)
-HYDRA_AST_SET(MemberPointerTypes, MemberPointerType)
-HYDRA_AST_CTX_SET(ConstantArrayTypes, ConstantArrayType)
-HYDRA_AST_CTX_SET(DependentSizedArrayTypes, DependentSizedArrayType)
-HYDRA_AST_CTX_SET(FunctionProtoTypes, FunctionProtoType)
-HYDRA_AST_CTX_SET(DependentDecltypeTypes, DependentDecltypeType)
-HYDRA_AST_SET(TemplateTypeParmTypes, TemplateTypeParmType)
-HYDRA_AST_SET(SubstTemplateTypeParmTypes, SubstTemplateTypeParmType)
-HYDRA_AST_SET(SubstTemplateTypeParmPackTypes, SubstTemplateTypeParmPackType)
-HYDRA_AST_CTX_SET(TemplateSpecializationTypes, TemplateSpecializationType)
-HYDRA_AST_SET(ParenTypes, ParenType)
-HYDRA_AST_SET(UsingTypes, UsingType)
-HYDRA_AST_SET(TypedefTypes, TypedefType)
-HYDRA_AST_SET(ElaboratedTypes, ElaboratedType)
-HYDRA_AST_SET(DependentNameTypes, DependentNameType)
-HYDRA_AST_CTX_SET(DependentTemplateSpecializationTypes, DependentTemplateSpecializationType)
-HYDRA_AST_SET(PackExpansionTypes, PackExpansionType)
-HYDRA_AST_CTX_SET(AutoTypes, AutoType)
-HYDRA_AST_SET(QualifiedTemplateNames, QualifiedTemplateName)
-HYDRA_AST_SET(DependentTemplateNames, DependentTemplateName)
-HYDRA_AST_SET(NestedNameSpecifiers, NestedNameSpecifier)
+HYDRA_AST_FOLDING_SETS(HYDRA_AST_SET, HYDRA_AST_CTX_SET)
 HYDRA_PRIVATE_MEMBER(DeclarationNameTable, CXXConstructorNames,
                      llvm::FoldingSet<detail::CXXSpecialNameExtra>)
 HYDRA_PRIVATE_MEMBER(DeclarationNameTable, CXXDestructorNames,
@@ -623,17 +627,8 @@ void growFoldingSets(CompilerInstance &CI) {
   if (!CI.hasASTContext())
     return;
   ASTContext &Ctx = CI.getASTContext();
-#define HYDRA_GROW(Name) roomToGrow(Ctx.*memberOf(Name##Tag{}));
-  HYDRA_GROW(PointerTypes) HYDRA_GROW(LValueReferenceTypes) HYDRA_GROW(RValueReferenceTypes)
-  HYDRA_GROW(MemberPointerTypes) HYDRA_GROW(ConstantArrayTypes)
-  HYDRA_GROW(DependentSizedArrayTypes) HYDRA_GROW(FunctionProtoTypes)
-  HYDRA_GROW(DependentDecltypeTypes) HYDRA_GROW(TemplateTypeParmTypes)
-  HYDRA_GROW(SubstTemplateTypeParmTypes) HYDRA_GROW(SubstTemplateTypeParmPackTypes)
-  HYDRA_GROW(TemplateSpecializationTypes) HYDRA_GROW(ParenTypes) HYDRA_GROW(UsingTypes)
-  HYDRA_GROW(TypedefTypes) HYDRA_GROW(ElaboratedTypes) HYDRA_GROW(DependentNameTypes)
-  HYDRA_GROW(DependentTemplateSpecializationTypes) HYDRA_GROW(PackExpansionTypes)
-  HYDRA_GROW(AutoTypes) HYDRA_GROW(QualifiedTemplateNames) HYDRA_GROW(DependentTemplateNames)
-  HYDRA_GROW(NestedNameSpecifiers)
+#define HYDRA_GROW(Name, T) roomToGrow(Ctx.*memberOf(Name##Tag{}));
+  HYDRA_AST_FOLDING_SETS(HYDRA_GROW, HYDRA_GROW)
 #undef HYDRA_GROW
   DeclarationNameTable &Names = Ctx.DeclarationNames;
   roomToGrow(Names.*memberOf(CXXConstructorNamesTag{}));
