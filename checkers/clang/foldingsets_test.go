@@ -2,7 +2,6 @@ package clang
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/hydra-lsp/hydra/checkers"
@@ -57,12 +56,8 @@ func worstLineFaults(t *testing.T, p agreement.Program, env []string) (int64, st
 // shares. HYDRA_SHIM_NO_GROW_SETS=1 is the shim without it: the same line then copies thousands
 // of pages.
 func TestRoomInFoldingSetsBeforeTheFirstFork(t *testing.T) {
-	progs, err := agreement.LoadCorpus(filepath.Join(repoRootT(t), "..", "shared", "data", "thealgorithms-corpus.jsonl.gz"))
-	if err != nil {
-		t.Fatalf("corpus: %v (expected the shared data next to the repository)", err)
-	}
 	var p agreement.Program
-	for _, q := range progs {
+	for _, q := range corpusT(t) {
 		if q.ID == roomProgram {
 			p = q
 		}

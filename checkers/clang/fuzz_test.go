@@ -72,11 +72,7 @@ var outsideRoots = regexp.MustCompile(`(include|embed|import)\w*\s*\(?\s*["<]\s*
 
 // fuzzSeeds are short corpus programs with a few fixed splits and decorations.
 func fuzzSeeds(tb testing.TB) []agreement.Program {
-	path := filepath.Join(repoRootT(tb), "..", "shared", "data", "thealgorithms-corpus.jsonl.gz")
-	progs, err := agreement.LoadCorpus(path)
-	if err != nil {
-		tb.Fatalf("corpus: %v (expected the shared data next to the repository)", err)
-	}
+	progs := corpusT(tb)
 	var short []agreement.Program
 	for _, p := range progs {
 		if len(p.Text) < 2500 {
@@ -89,6 +85,16 @@ func fuzzSeeds(tb testing.TB) []agreement.Program {
 		out = append(out, short[i])
 	}
 	return out
+}
+
+// corpusT loads the corpus programs from the shared data next to the repository.
+func corpusT(tb testing.TB) []agreement.Program {
+	path := filepath.Join(repoRootT(tb), "..", "shared", "data", "thealgorithms-corpus.jsonl.gz")
+	progs, err := agreement.LoadCorpus(path)
+	if err != nil {
+		tb.Fatalf("corpus: %v (expected the shared data next to the repository)", err)
+	}
+	return progs
 }
 
 func repoRootT(tb testing.TB) string {
