@@ -22,12 +22,14 @@ const crashMarker = "CRASH_THE_CHECKER"
 // the shim any more, so the crash is brought from outside; everything after it is real.
 type segvChecker struct{ checkers.Checker }
 
-// segvSession passes events through, noting how far progress has gone, so that the crash comes
-// where a real one would: while the chunk is being checked, after everything before it passed.
+// segvSession passes events through, noting how far progress has gone and whether the session
+// crashed, so that the crash comes where a real one would: after everything before the chunk
+// passed, before the chunk itself was reported checked.
 type segvSession struct {
 	checkers.Session
 	events   chan checkers.Event
 	progress atomic.Int64
+	crashed  atomic.Bool
 }
 
 func wrapSegv(s checkers.Session) *segvSession {
@@ -38,6 +40,9 @@ func wrapSegv(s checkers.Session) *segvSession {
 		for ev := range s.Events() {
 			if ev.Kind == checkers.KindProgress || ev.Kind == checkers.KindInit {
 				w.progress.Store(int64(ev.Off))
+			}
+			if ev.Kind == checkers.KindCrash {
+				w.crashed.Store(true)
 			}
 			w.events <- ev
 		}
@@ -64,19 +69,25 @@ func (c segvChecker) Resume(ctx context.Context, cp checkers.Checkpoint) (checke
 func (s *segvSession) Events() <-chan checkers.Event { return s.events }
 
 func (s *segvSession) Submit(text string, opts checkers.SubmitOptions) error {
-	start := len(s.Text())
-	err := s.Session.Submit(text, opts)
-	if err == nil && strings.Contains(text, crashMarker) {
-		cs := s.Session.(*clang.Session)
-		for deadline := time.Now().Add(time.Minute); (cs.PID() == 0 || s.progress.Load() < int64(start)) &&
-			time.Now().Before(deadline); {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if pid := cs.PID(); pid > 0 {
-			_ = syscall.Kill(pid, syscall.SIGSEGV)
-		}
+	if !strings.Contains(text, crashMarker) {
+		return s.Session.Submit(text, opts)
 	}
-	return err
+	// Crash the shim after everything before this chunk passed and before the chunk's own
+	// progress can be reported: killed any later, a fast shim may already have checked the
+	// chunk, and the crash would (rightly) be put on the line after it.
+	start := int64(len(s.Text()))
+	cs := s.Session.(*clang.Session)
+	deadline := time.Now().Add(time.Minute)
+	for (cs.PID() == 0 || s.progress.Load() < start) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if pid := cs.PID(); pid > 0 {
+		_ = syscall.Kill(pid, syscall.SIGSEGV)
+	}
+	for !s.crashed.Load() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return s.Session.Submit(text, opts)
 }
 
 // A checker crash reaches the policy as an error node with feedback naming the line ("checker
