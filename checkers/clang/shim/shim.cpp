@@ -73,6 +73,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <string>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -137,6 +138,12 @@ bool sendFds(int Sock, const char *P, size_t N, std::initializer_list<int> Fds) 
   return writeAll(Sock, P + 1, N - 1);
 }
 
+// plainWord reports whether S needs no JSON escaping (letters, digits, '_', '-'): the chunk
+// categories the driver sends, which both ends then write and read by hand.
+bool plainWord(llvm::StringRef S) {
+  return llvm::all_of(S, [](char C) { return llvm::isAlnum(C) || C == '_' || C == '-'; });
+}
+
 // send writes one event line to the channel, with descriptors attached when Fds is not empty.
 // If the engine is gone there is nobody to check for, so the process ends.
 void sendObject(llvm::json::Object Obj, std::initializer_list<int> Fds = {}) {
@@ -195,6 +202,28 @@ void startWatchdog(int Chan) {
 
 void send(std::initializer_list<llvm::json::Object::KV> KVs, std::initializer_list<int> Fds = {}) {
   sendObject(llvm::json::Object(KVs), Fds);
+}
+
+// sendProgress writes a progress event. With a plain category it prints the line by hand, on the
+// stack, byte for byte as llvm::json would (keys sorted; the driver's decodeProgress reads exactly
+// this): llvm::json's objects and its sorting allocate on every event, and after a checkpoint's
+// fork each allocation that reuses a free heap chunk copies a page out of the checkpoint.
+void sendProgress(int64_t Off, const std::string &Cat, int64_t Us, int64_t Faults) {
+  if (gChanFd < 0)
+    return;
+  char Line[256];
+  int N = plainWord(Cat) && Cat.size() < 128
+              ? snprintf(Line, sizeof Line,
+                         "{\"cat\":\"%s\",\"event\":\"progress\",\"off\":%lld,\"shim_faults\":%lld,"
+                         "\"shim_us\":%lld}\n",
+                         Cat.c_str(), (long long)Off, (long long)Faults, (long long)Us)
+              : -1;
+  if (N < 0 || size_t(N) >= sizeof Line) {
+    send({{"event", "progress"}, {"off", Off}, {"cat", Cat}, {"shim_us", Us}, {"shim_faults", Faults}});
+    return;
+  }
+  if (!writeAll(gChanFd, Line, size_t(N)))
+    _exit(0);
 }
 
 // crashHandler reports a fatal signal on the channel before dying by it, so that the engine
@@ -389,11 +418,60 @@ struct Msg {
   bool KeepGoing = false;
 };
 
+// parseSubmitHeader reads a submit line exactly as the driver writes it by hand
+// (checkers/clang/wire.go, submitLine): {"op":"submit","len":N[,"cat":"WORD"][,"chkpt":N]
+// [,"keep_going":true]}, setting Len to the length of the chunk's bytes that follow. False, M
+// untouched, for anything else, which llvm::json then parses.
+// It allocates nothing beyond the category: after a checkpoint's fork, every heap chunk that
+// llvm::json's parse took from malloc's free lists was a page copied out of the checkpoint.
+bool parseSubmitHeader(llvm::StringRef L, Msg &M, size_t &Len) {
+  int64_t N = 0, Chkpt = 0;
+  llvm::StringRef Cat;
+  bool KeepGoing = false;
+  auto Int = [&L](int64_t &V) {
+    size_t D = 0;
+    while (D < L.size() && D < 18 && llvm::isDigit(L[D]))
+      ++D;
+    if (D == 0)
+      return false;
+    L.substr(0, D).getAsInteger(10, V);
+    L = L.drop_front(D);
+    return true;
+  };
+  if (!L.consume_front(R"({"op":"submit","len":)") || !Int(N))
+    return false;
+  if (L.consume_front(R"(,"cat":")")) {
+    size_t Q = L.find('"');
+    if (Q == llvm::StringRef::npos || !plainWord(L.substr(0, Q)))
+      return false;
+    Cat = L.substr(0, Q);
+    L = L.drop_front(Q + 1);
+  }
+  if (L.consume_front(R"(,"chkpt":)") && !Int(Chkpt))
+    return false;
+  if (L.consume_front(R"(,"keep_going":true)"))
+    KeepGoing = true;
+  if (L != "}")
+    return false;
+  M.K = Msg::Submit;
+  M.Cat = Cat.str();
+  M.Chkpt = Chkpt;
+  M.KeepGoing = KeepGoing;
+  Len = size_t(N);
+  return true;
+}
+
 Msg readMsg(Channel &C, int TimeoutMs = -1) {
   Msg M;
-  std::string Line;
+  // One line buffer for the process, not one allocation per message (see parseSubmitHeader).
+  static std::string Line;
   if (!C.readLine(Line, TimeoutMs))
     return M; // Gone
+  if (size_t Len; parseSubmitHeader(Line, M, Len)) {
+    if (!C.readBytes(Len, M.Text))
+      M.K = Msg::Gone;
+    return M;
+  }
   auto V = llvm::json::parse(Line);
   if (!V) {
     M.K = Msg::Bad;
@@ -638,6 +716,48 @@ void growFoldingSets(CompilerInstance &CI) {
     roomToGrow(CI.getSema().SpecialMemberCache);
 }
 
+// stackLow returns the lowest address of the main thread's stack mapping ([stack] in
+// /proc/self/maps), or 0. It reads the file a line at a time into buffers on its own stack
+// frame, not the heap: heap pages it wrote would be shared at the fork that follows.
+uintptr_t stackLow() {
+  int Fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (Fd < 0)
+    return 0;
+  char Buf[4096], Line[512];
+  size_t Len = 0;
+  uintptr_t Low = 0;
+  for (ssize_t N; Low == 0 && (N = read(Fd, Buf, sizeof Buf)) > 0;) {
+    for (ssize_t I = 0; I < N && Low == 0; I++) {
+      if (Buf[I] != '\n') {
+        if (Len + 1 < sizeof Line)
+          Line[Len++] = Buf[I];
+        continue;
+      }
+      Line[Len] = 0;
+      if (Len > 7 && strcmp(Line + Len - 7, "[stack]") == 0)
+        Low = strtoull(Line, nullptr, 16);
+      Len = 0;
+    }
+  }
+  close(Fd);
+  return Low;
+}
+
+// dropDeadStack gives back to the kernel the pages of the main thread's stack below the
+// caller's frame: left over from deeper calls (the parser's recursion), dead now. Mapped at a
+// fork, each would be shared with the checkpoint and become the checkpoint's private copy when
+// the session's next deep call writes it; dropped, that write finds a fresh zero page instead.
+// Only the [stack] mapping is touched; nothing is dropped when it is not found.
+__attribute__((noinline)) void dropDeadStack() {
+  uintptr_t Low = stackLow();
+  uintptr_t Page = uintptr_t(sysconf(_SC_PAGESIZE));
+  // One page of margin below this frame: what the calls from here (madvise, fork) use.
+  uintptr_t Here = uintptr_t(__builtin_frame_address(0)) & ~(Page - 1);
+  if (Low == 0 || Here < Low + 2 * Page)
+    return;
+  madvise(reinterpret_cast<void *>(Low), Here - Page - Low, MADV_DONTNEED);
+}
+
 // Place is where an error lands in the checked text.
 struct Place {
   size_t Off = 0;
@@ -651,6 +771,7 @@ public:
   std::string Filename;
   bool TrimBeforeFork = true;
   bool GrowSets = true; // growFoldingSets before the first fork; HYDRA_SHIM_NO_GROW_SETS=1: off
+  bool DropStack = true; // dropDeadStack before each fork; HYDRA_SHIM_KEEP_STACK=1: off
   bool Forked = false;  // a fork has happened in this process's history (resumed sessions too)
   int SpinUs = 0; // see Channel::reset
   int64_t Session = 0;
@@ -707,8 +828,7 @@ public:
                     .count();
       // shim_faults: page faults over the same span (after a checkpoint's fork, mostly
       // copy-on-write copies of pages the session writes; breakdown_ms.shim_faults_mean).
-      send({{"event", "progress"}, {"off", int64_t(C.Start + C.Len)}, {"cat", C.Cat},
-            {"shim_us", int64_t(Us)}, {"shim_faults", int64_t(minorFaults() - C.Faults)}});
+      sendProgress(int64_t(C.Start + C.Len), C.Cat, int64_t(Us), int64_t(minorFaults() - C.Faults));
       if (C.Chkpt > 0)
         checkpoint(C.Chkpt, C.Start + C.Len);
     }
@@ -993,6 +1113,8 @@ private:
     // docs/checker-benchmark.md; HYDRA_SHIM_NO_TRIM=1 turns it off for that comparison.
     if (TrimBeforeFork)
       malloc_trim(0);
+    if (DropStack)
+      dropDeadStack();
     int Ctl[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, Ctl) < 0) {
       llvm::errs() << "hydra-clang-shim: checkpoint " << ID << ": " << strerror(errno) << "\n";
@@ -1339,6 +1461,7 @@ int main(int argc, char **argv) {
     usage("--channel-fd and --file are required");
   TheStream.TrimBeforeFork = !getenv("HYDRA_SHIM_NO_TRIM");
   TheStream.GrowSets = !getenv("HYDRA_SHIM_NO_GROW_SETS");
+  TheStream.DropStack = !getenv("HYDRA_SHIM_KEEP_STACK");
   // HYDRA_SHIM_SPIN_US: how long an active session spins for its next message before blocking
   // (default 0: off; clang.Options.Spin sets it, for hydra bench checker --levers).
   if (const char *Spin = getenv("HYDRA_SHIM_SPIN_US"))

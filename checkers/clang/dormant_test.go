@@ -1,0 +1,116 @@
+package clang
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hydra-lsp/hydra/checkers"
+	"github.com/hydra-lsp/hydra/checkers/chunk"
+)
+
+// privateKBByMapping returns the private memory (clean + dirty, kB) of pid: all of it, and the
+// part in its [stack] mapping.
+func privateKBByMapping(t *testing.T, pid int) (all, stack float64) {
+	t.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	inStack := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 {
+			continue
+		}
+		if !strings.HasSuffix(fields[0], ":") { // a mapping's header line
+			inStack = fields[len(fields)-1] == "[stack]"
+			continue
+		}
+		if len(fields) >= 2 && (fields[0] == "Private_Clean:" || fields[0] == "Private_Dirty:") {
+			v, err := strconv.ParseFloat(fields[1], 64)
+			if err != nil {
+				t.Fatalf("smaps of %d: %q: %v", pid, sc.Text(), err)
+			}
+			all += v
+			if inStack {
+				stack += v
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return all, stack
+}
+
+// dormantKB streams the named corpus programs with a checkpoint at the end of each preamble and
+// then every 25 chunks (as hydra bench checker does) and returns, summed over the checkpoints at
+// the end, their private memory and the part of it in their stacks, and how many there were.
+func dormantKB(t *testing.T, ids []string, env []string) (all, stack float64, n int) {
+	t.Helper()
+	c := newChecker(t, Options{Env: env})
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	for _, p := range corpusT(t) {
+		if !want[p.ID] {
+			continue
+		}
+		delete(want, p.ID)
+		s, err := c.Start(context.Background(), checkers.SessionOptions{Flags: p.Flags, Filename: p.Base})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chs := chunk.Split(p.Text, chunk.OptionsForFlags(p.Flags, p.Base))
+		first := -1
+		var pids []int
+		for i, ch := range chs {
+			cp := ch.PreambleEnd || (first >= 0 && (i-first)%25 == 0)
+			if ch.PreambleEnd {
+				first = i
+			}
+			if err := s.Submit(ch.Text, checkers.SubmitOptions{Cat: ch.Cat, Checkpoint: cp}); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, s, checkers.KindProgress)
+			if cp {
+				pids = append(pids, waitFor(t, s, checkers.KindChkpt).PID)
+			}
+		}
+		for _, pid := range pids {
+			a, st := privateKBByMapping(t, pid)
+			all, stack = all+a, stack+st
+		}
+		n += len(pids)
+		s.Close()
+	}
+	if len(want) > 0 {
+		t.Fatalf("not in the corpus: %v", want)
+	}
+	return all, stack, n
+}
+
+// Before each fork the shim drops the pages of its stack below the frame that forks (dead,
+// left over from the parser's deeper calls), so that the session's next deep calls do not copy
+// them out of the dormant checkpoint. HYDRA_SHIM_KEEP_STACK=1 is the shim without it.
+func TestDeadStackDroppedBeforeFork(t *testing.T) {
+	progs := []string{"cpp/backtracking/generate_parentheses.cpp", "c/audio/alaw.c"}
+	_, off, n := dormantKB(t, progs, []string{"HYDRA_SHIM_KEEP_STACK=1"})
+	_, on, _ := dormantKB(t, progs, nil)
+	t.Logf("%d checkpoints: their stacks hold %.0f kB of private memory with the dead stack kept, %.0f kB with it dropped", n, off, on)
+	if off < 8*float64(n) {
+		t.Fatalf("with the dead stack kept the checkpoints' stacks hold only %.0f kB over %d checkpoints: the session no longer copies stack pages out of them, so this test shows nothing", off, n)
+	}
+	if on*2 > off {
+		t.Errorf("with the dead stack dropped the checkpoints' stacks still hold %.0f kB (%.0f kB kept): it was not dropped", on, off)
+	}
+}
+
