@@ -114,3 +114,16 @@ func TestDeadStackDroppedBeforeFork(t *testing.T) {
 	}
 }
 
+// After a checkpoint's fork the shim's malloc (shim/alloc.cpp) puts new objects on fresh pages
+// and never writes free blocks from before the fork, so the session copies fewer pages out of
+// its checkpoints than with glibc's malloc, which hands out the free chunks that lie all over
+// the shared heap first. HYDRA_SHIM_GLIBC_MALLOC=1 is the shim with glibc's malloc.
+func TestGenerationalMallocKeepsCheckpointsSmall(t *testing.T) {
+	progs := []string{"cpp/backtracking/generate_parentheses.cpp", "cpp/math/check_prime.cpp"}
+	glibc, _, n := dormantKB(t, progs, []string{"HYDRA_SHIM_GLIBC_MALLOC=1"})
+	gen, _, _ := dormantKB(t, progs, nil)
+	t.Logf("%d checkpoints: %.0f kB of private memory each with glibc's malloc, %.0f kB with the generational one", n, glibc/float64(n), gen/float64(n))
+	if gen > glibc*0.85 {
+		t.Errorf("with the generational malloc the checkpoints hold %.0f kB, with glibc's %.0f kB: it should save at least 15%%", gen, glibc)
+	}
+}

@@ -44,7 +44,7 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 		growthN  = fs.Int("growth-lines", 2000, "length of the long program for slope_ms_per_100_lines (0: skip)")
 		growthCd = fs.Int("growth-clangd-samples", 8, "prefix lengths of the long program sent to clangd")
 		plotPath = fs.String("plot", "", "write the growth chart (per-line cost against prefix length) to this .png or .svg file")
-		levers   = fs.Bool("levers", false, "also measure the levers side by side (spin before blocking, hand-written protocol lines, malloc_trim before fork, room in Clang's folding sets, dead stack dropped before each fork, checkpoint placement)")
+		levers   = fs.Bool("levers", false, "also measure the levers side by side (spin before blocking, hand-written protocol lines, malloc_trim before fork, room in Clang's folding sets, dead stack dropped before each fork, generational malloc, checkpoint placement)")
 		noSplit  = fs.Bool("no-breakdown", false, "skip the raw-protocol baseline that splits a line's latency (breakdown_ms)")
 	)
 	fs.Usage = func() {
@@ -157,6 +157,7 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 			{Spin: 300 * time.Microsecond},
 			{Env: []string{"HYDRA_SHIM_NO_GROW_SETS=1"}},
 			{Env: []string{"HYDRA_SHIM_KEEP_STACK=1"}},
+			{Env: []string{"HYDRA_SHIM_GLIBC_MALLOC=1"}},
 		}
 		leverCheckers := make([]*clang.Checker, len(settings))
 		for i, o := range settings {
@@ -167,7 +168,7 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 			defer c.Close()
 			leverCheckers[i] = c
 		}
-		noTrim, plainJSON, spin, spinLong, noGrow, keepStack := leverCheckers[0], leverCheckers[1], leverCheckers[2], leverCheckers[3], leverCheckers[4], leverCheckers[5]
+		noTrim, plainJSON, spin, spinLong, noGrow, keepStack, glibcMalloc := leverCheckers[0], leverCheckers[1], leverCheckers[2], leverCheckers[3], leverCheckers[4], leverCheckers[5], leverCheckers[6]
 		runs := []benchmark.LeverRun{
 			{Name: "spin before blocking", Setting: "off (default)", Checker: ch, CheckpointEvery: *every},
 			{Name: "spin before blocking", Setting: "50 µs", Checker: spin, CheckpointEvery: *every},
@@ -180,6 +181,8 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 			{Name: "room in Clang's folding sets before the first fork", Setting: "on (default)", Checker: ch, CheckpointEvery: *every},
 			{Name: "dead stack dropped before each fork", Setting: "off", Checker: keepStack, CheckpointEvery: *every},
 			{Name: "dead stack dropped before each fork", Setting: "on (default)", Checker: ch, CheckpointEvery: *every},
+			{Name: "malloc", Setting: "glibc's", Checker: glibcMalloc, CheckpointEvery: *every},
+			{Name: "malloc", Setting: "generational (default)", Checker: ch, CheckpointEvery: *every},
 			{Name: "checkpoint placement", Setting: "preamble only", Checker: ch, CheckpointEvery: 1 << 30},
 			{Name: "checkpoint placement", Setting: "preamble + every 100 chunks", Checker: ch, CheckpointEvery: 100},
 		}

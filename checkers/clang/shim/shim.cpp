@@ -36,6 +36,7 @@
 //   StreamAction     (SyntaxOnlyAction)   installs the three above on the preprocessor;
 //   RootedFS         (vfs::ProxyFileSystem) hides every file outside the allowed roots.
 
+#include "alloc.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Basic/AllDiagnostics.h"
 #include "clang/Basic/Diagnostic.h"
@@ -1115,6 +1116,9 @@ private:
       malloc_trim(0);
     if (DropStack)
       dropDeadStack();
+    // From here on, new objects go to fresh pages, not to free chunks the checkpoint shares
+    // (alloc.cpp).
+    hydraNewAllocGeneration();
     int Ctl[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, Ctl) < 0) {
       llvm::errs() << "hydra-clang-shim: checkpoint " << ID << ": " << strerror(errno) << "\n";
@@ -1173,6 +1177,7 @@ private:
       pid_t Dormant = getpid();
       pid_t Pid = fork();
       if (Pid == 0) {
+        hydraNewAllocGeneration(); // leave the checkpoint's free chunks to it, as at a fork
         // The resumed session dies with the checkpoint (which dies with the driver).
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != Dormant)
