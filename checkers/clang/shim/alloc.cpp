@@ -88,12 +88,17 @@ struct State {
   void *LargeFree = nullptr;  // large blocks of this generation, freed: the same kind of list
 } S;
 
+// lock and unlock guard S (a spin lock: the shim's only other thread, the watchdog, does not
+// allocate once started); Guard holds it for a scope, and around a fork pthread_atfork does.
+void lock() {
+  while (S.Lock.test_and_set(std::memory_order_acquire))
+    __builtin_ia32_pause();
+}
+void unlock() { S.Lock.clear(std::memory_order_release); }
+
 struct Guard {
-  Guard() {
-    while (S.Lock.test_and_set(std::memory_order_acquire))
-      __builtin_ia32_pause();
-  }
-  ~Guard() { S.Lock.clear(std::memory_order_release); }
+  Guard() { lock(); }
+  ~Guard() { unlock(); }
 };
 
 // on decides, once the environment can be read, whether this allocator serves the process.
@@ -209,12 +214,7 @@ void *alignedAlloc(size_t Align, size_t N) {
   return reinterpret_cast<void *>(A);
 }
 
-void prepareFork() {
-  while (S.Lock.test_and_set(std::memory_order_acquire))
-    __builtin_ia32_pause();
-}
-void afterFork() { S.Lock.clear(std::memory_order_release); }
-[[maybe_unused]] int AtFork = pthread_atfork(prepareFork, afterFork, afterFork);
+[[maybe_unused]] int AtFork = pthread_atfork(lock, unlock, unlock);
 
 // dropPages gives back to the kernel the whole pages inside [P, P + N).
 void dropPages(void *P, size_t N) {
