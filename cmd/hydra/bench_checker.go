@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -149,26 +150,34 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("--plot needs the growth measurement (--growth-lines > 0)"))
 	}
 	if *levers {
-		// One checker per lever setting that differs from the default checker's options.
-		settings := []clang.Options{
-			{Env: []string{"HYDRA_SHIM_NO_TRIM=1"}},
-			{PlainJSON: true},
-			{Spin: 50 * time.Microsecond},
-			{Spin: 300 * time.Microsecond},
-			{Env: []string{"HYDRA_SHIM_NO_GROW_SETS=1"}},
-			{Env: []string{"HYDRA_SHIM_KEEP_STACK=1"}},
-			{Env: []string{"HYDRA_SHIM_GLIBC_MALLOC=1"}},
-		}
-		leverCheckers := make([]*clang.Checker, len(settings))
-		for i, o := range settings {
+		// One checker per lever setting that differs from the default checker's options, all
+		// closed when the command returns.
+		var leverCheckers []*clang.Checker
+		defer func() {
+			for _, c := range leverCheckers {
+				c.Close()
+			}
+		}()
+		var leverErr error
+		lever := func(o clang.Options) *clang.Checker {
 			c, err := clang.New(o)
 			if err != nil {
-				return fail(err)
+				leverErr = cmp.Or(leverErr, err)
+				return nil
 			}
-			defer c.Close()
-			leverCheckers[i] = c
+			leverCheckers = append(leverCheckers, c)
+			return c
 		}
-		noTrim, plainJSON, spin, spinLong, noGrow, keepStack, glibcMalloc := leverCheckers[0], leverCheckers[1], leverCheckers[2], leverCheckers[3], leverCheckers[4], leverCheckers[5], leverCheckers[6]
+		noTrim := lever(clang.Options{Env: []string{"HYDRA_SHIM_NO_TRIM=1"}})
+		plainJSON := lever(clang.Options{PlainJSON: true})
+		spin := lever(clang.Options{Spin: 50 * time.Microsecond})
+		spinLong := lever(clang.Options{Spin: 300 * time.Microsecond})
+		noGrow := lever(clang.Options{Env: []string{"HYDRA_SHIM_NO_GROW_SETS=1"}})
+		keepStack := lever(clang.Options{Env: []string{"HYDRA_SHIM_KEEP_STACK=1"}})
+		glibcMalloc := lever(clang.Options{Env: []string{"HYDRA_SHIM_GLIBC_MALLOC=1"}})
+		if leverErr != nil {
+			return fail(leverErr)
+		}
 		runs := []benchmark.LeverRun{
 			{Name: "spin before blocking", Setting: "off (default)", Checker: ch, CheckpointEvery: *every},
 			{Name: "spin before blocking", Setting: "50 µs", Checker: spin, CheckpointEvery: *every},
