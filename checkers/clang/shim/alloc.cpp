@@ -69,13 +69,15 @@ size_t classSize(int C) {
   size_t Base = size_t(128) << Doubling;
   return Base + size_t(Step + 1) * (Base / 4);
 }
+// classOf is the smallest class that holds N bytes (N <= kMaxSmall), worked out rather than
+// searched: it runs on every malloc. Above 128, N lies in (B, 2B] for B = 128 << Doubling, and
+// that doubling's four classes end at B + B/4, B + B/2, B + 3B/4 and 2B.
 int classOf(size_t N) {
   if (N <= 128)
     return N == 0 ? 0 : int((N - 1) / 16);
-  int C = 8;
-  while (classSize(C) < N)
-    ++C;
-  return C;
+  int Doubling = 63 - __builtin_clzll((N - 1) >> 7);
+  size_t Base = size_t(128) << Doubling;
+  return 8 + 4 * Doubling + int((N - Base - 1) / (Base / 4));
 }
 
 struct State {
