@@ -272,3 +272,65 @@ func TestConcurrentCheckpointsOfOnePrefixAreMerged(t *testing.T) {
 		t.Fatalf("merged checkpoint process %d alive after its last release", cp.PID())
 	}
 }
+
+// A session closed before its consumer read a chkpt event must not leave that checkpoint
+// behind: the event carried a reference that nobody will take (Session.Events), so Close
+// releases it and the checkpoint's process ends, long before the checker closes.
+func TestCloseReleasesUnreadCheckpoints(t *testing.T) {
+	c := newChecker(t, Options{})
+	for _, what := range []string{"in the channel", "behind a queued event"} {
+		// A file of its own for each case: the same prefix would share the other case's checkpoint.
+		name := strings.ReplaceAll(what, " ", "-") + ".c"
+		s, err := c.StartSession(t.Context(), checkers.SessionOptions{Filename: name, Flags: []string{"-xc", "-std=c11"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Submit("int a;\n", checkers.SubmitOptions{Checkpoint: true}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, s, checkers.KindProgress)
+		if what == "behind a queued event" {
+			// A second chkpt event after the first, both unread.
+			if err := s.Submit("int b;\n", checkers.SubmitOptions{Checkpoint: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := 1
+		if what == "behind a queued event" {
+			want = 2
+		}
+		// Wait until the checker has registered the checkpoints (their events are then queued
+		// for the consumer, who never reads them).
+		var pids []int
+		for deadline := time.Now().Add(hangGuard); ; {
+			c.mu.Lock()
+			pids = pids[:0]
+			for _, cp := range c.cps {
+				if cp.session == s.ID() && cp.refs > 0 {
+					pids = append(pids, cp.pid)
+				}
+			}
+			c.mu.Unlock()
+			if len(pids) == want {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d checkpoints registered after %v, want %d", what, len(pids), hangGuard, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if left := waitGone(pids, hangGuard); len(left) > 0 {
+			t.Errorf("%s: checkpoints %v of a closed session whose chkpt events were never read still live", what, left)
+		}
+		c.mu.Lock()
+		for _, cp := range c.cps {
+			if cp.session == s.ID() && cp.refs > 0 {
+				t.Errorf("%s: checkpoint %d still holds %d references", what, cp.id, cp.refs)
+			}
+		}
+		c.mu.Unlock()
+	}
+}

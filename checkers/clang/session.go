@@ -24,8 +24,10 @@ type Session struct {
 	events chan checkers.Event
 	notify chan struct{} // a queued event or the end is waiting for the deliverer
 	stop   chan struct{} // closed by Close: the deliverer and watchdog quit
-	term   chan struct{} // closed once the terminal event is queued
-	cancel func() bool   // stops the context watcher; set and read under mu
+	// delivered is closed when the deliverer returns (if run started it).
+	delivered chan struct{}
+	term      chan struct{} // closed once the terminal event is queued
+	cancel    func() bool   // stops the context watcher; set and read under mu
 
 	// cmd, exited and exitErr are set for a root session (a child of this process).
 	cmd     *exec.Cmd
@@ -55,6 +57,7 @@ type Session struct {
 	queue     []checkers.Event
 	// eventsClosed is set when the deliverer has closed events: nothing may be sent any more.
 	eventsClosed bool
+	delivering   bool // run started the deliverer
 }
 
 // virtualChkpt is a checkpoint request served by an existing checkpoint of the same prefix: its
@@ -77,8 +80,10 @@ func newSession(c *Checker, id, parent int64, res resolved, conn *net.UnixConn, 
 		notify: make(chan struct{}, 1),
 		stop:   make(chan struct{}),
 		term:   make(chan struct{}),
-		text:   prefix,
-		since:  time.Now(),
+
+		delivered: make(chan struct{}),
+		text:      prefix,
+		since:     time.Now(),
 	}
 }
 
@@ -92,6 +97,7 @@ func (s *Session) run(ctx context.Context) {
 	})
 	s.mu.Lock()
 	s.cancel = stop
+	s.delivering = true
 	s.mu.Unlock()
 	go s.readLoop()
 	go s.deliver()
@@ -246,12 +252,51 @@ func (s *Session) Close() error {
 	for _, v := range virtual {
 		v.cp.Release()
 	}
+	s.releaseUnread()
 	s.stopWatcher()
 	s.mu.Lock()
 	proc := s.proc
 	s.mu.Unlock()
 	proc.close()
 	return nil
+}
+
+// releaseUnread releases the checkpoints of the chkpt events that nobody will read now: each
+// carried a reference for the consumer (checkers.Session.Events), and without this the
+// checkpoint's process would live until the checker closes. It runs once the deliverer has
+// returned, so that no event is both handed to a consumer and released here; a consumer still
+// reading the closed channel gets the events this leaves, and those it takes it must release.
+func (s *Session) releaseUnread() {
+	s.mu.Lock()
+	delivering := s.delivering
+	s.mu.Unlock()
+	if delivering {
+		<-s.delivered
+	}
+	s.mu.Lock()
+	unread := s.queue
+	s.queue = nil
+	s.mu.Unlock()
+drain:
+	for {
+		select {
+		case ev, ok := <-s.events:
+			if !ok {
+				break drain
+			}
+			unread = append(unread, ev)
+		default:
+			break drain
+		}
+	}
+	for _, ev := range unread {
+		if ev.Kind != checkers.KindChkpt {
+			continue
+		}
+		if cp := s.c.AdoptCheckpoint(ev.ID); cp != nil {
+			cp.Release()
+		}
+	}
 }
 
 // kill ends the session's process at once: a root session through os.Process (a pidfd on
@@ -483,6 +528,7 @@ func (s *Session) handle(ev checkers.Event) bool {
 
 // deliver moves queued events to the Events channel, closing it after the last one.
 func (s *Session) deliver() {
+	defer close(s.delivered)
 	defer s.c.unregister(s)
 	defer func() {
 		s.mu.Lock()
