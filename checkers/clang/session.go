@@ -80,10 +80,10 @@ func newSession(c *Checker, id, parent int64, res resolved, conn *net.UnixConn, 
 		notify: make(chan struct{}, 1),
 		stop:   make(chan struct{}),
 		term:   make(chan struct{}),
+		text:   prefix,
+		since:  time.Now(),
 
 		delivered: make(chan struct{}),
-		text:      prefix,
-		since:     time.Now(),
 	}
 }
 
@@ -264,8 +264,8 @@ func (s *Session) Close() error {
 // releaseUnread releases the checkpoints of the chkpt events that nobody will read now: each
 // carried a reference for the consumer (checkers.Session.Events), and without this the
 // checkpoint's process would live until the checker closes. It runs once the deliverer has
-// returned, so that no event is both handed to a consumer and released here; a consumer still
-// reading the closed channel gets the events this leaves, and those it takes it must release.
+// returned, so that no event is both handed to a consumer and released here; a consumer that
+// reads the channel at the same time takes some of them, and releases those as usual.
 func (s *Session) releaseUnread() {
 	s.mu.Lock()
 	delivering := s.delivering
