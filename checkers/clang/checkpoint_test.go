@@ -2,6 +2,7 @@ package clang
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -275,60 +276,53 @@ func TestConcurrentCheckpointsOfOnePrefixAreMerged(t *testing.T) {
 
 // A session closed before its consumer read a chkpt event must not leave that checkpoint
 // behind: the event carried a reference that nobody will take (Session.Events), so Close
-// releases it and the checkpoint's process ends, long before the checker closes.
+// releases it and the checkpoint's process ends, long before the checker closes. The event
+// waits either in the Events channel or, once 64 unread events fill that, in the session's queue.
 func TestCloseReleasesUnreadCheckpoints(t *testing.T) {
 	c := newChecker(t, Options{})
-	for _, what := range []string{"in the channel", "behind a queued event"} {
+	for _, tc := range []struct {
+		what   string
+		before int // chunks submitted (and never read) before the checkpointed one
+	}{{"in the channel", 0}, {"queued behind a full channel", 70}} {
 		// A file of its own for each case: the same prefix would share the other case's checkpoint.
-		name := strings.ReplaceAll(what, " ", "-") + ".c"
+		name := strings.ReplaceAll(tc.what, " ", "-") + ".c"
 		s, err := c.StartSession(t.Context(), checkers.SessionOptions{Filename: name, Flags: []string{"-xc", "-std=c11"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Submit("int a;\n", checkers.SubmitOptions{Checkpoint: true}); err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, s, checkers.KindProgress)
-		if what == "behind a queued event" {
-			// A second chkpt event after the first, both unread.
-			if err := s.Submit("int b;\n", checkers.SubmitOptions{Checkpoint: true}); err != nil {
+		for i := 0; i < tc.before; i++ {
+			if err := s.Submit(fmt.Sprintf("int v%d;\n", i), checkers.SubmitOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		want := 1
-		if what == "behind a queued event" {
-			want = 2
+		if err := s.Submit("int a;\n", checkers.SubmitOptions{Checkpoint: true}); err != nil {
+			t.Fatal(err)
 		}
-		// Wait until the checker has registered the checkpoints (their events are then queued
-		// for the consumer, who never reads them).
-		var pids []int
-		for deadline := time.Now().Add(hangGuard); ; {
+		// Wait until the checker has registered the checkpoint (its event is then waiting for
+		// the consumer, who never reads it).
+		var pid int
+		for deadline := time.Now().Add(hangGuard); pid == 0; time.Sleep(10 * time.Millisecond) {
 			c.mu.Lock()
-			pids = pids[:0]
 			for _, cp := range c.cps {
 				if cp.session == s.ID() && cp.refs > 0 {
-					pids = append(pids, cp.pid)
+					pid = cp.pid
 				}
 			}
 			c.mu.Unlock()
-			if len(pids) == want {
-				break
+			if pid == 0 && time.Now().After(deadline) {
+				t.Fatalf("%s: no checkpoint registered after %v", tc.what, hangGuard)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %d checkpoints registered after %v, want %d", what, len(pids), hangGuard, want)
-			}
-			time.Sleep(10 * time.Millisecond)
 		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if left := waitGone(pids, hangGuard); len(left) > 0 {
-			t.Errorf("%s: checkpoints %v of a closed session whose chkpt events were never read still live", what, left)
+		if left := waitGone([]int{pid}, hangGuard); len(left) > 0 {
+			t.Errorf("%s: the checkpoint of a closed session whose chkpt event was never read still lives (pid %d)", tc.what, pid)
 		}
 		c.mu.Lock()
 		for _, cp := range c.cps {
 			if cp.session == s.ID() && cp.refs > 0 {
-				t.Errorf("%s: checkpoint %d still holds %d references", what, cp.id, cp.refs)
+				t.Errorf("%s: checkpoint %d still holds %d references", tc.what, cp.id, cp.refs)
 			}
 		}
 		c.mu.Unlock()
