@@ -66,8 +66,9 @@ type Event struct {
 	// driver (hydra bench checker's breakdown_ms).
 	ShimUS int64 `json:"shim_us,omitempty"`
 	// ShimFaults (progress, optional): page faults the checker process took on the chunk (the
-	// same span as ShimUS); after a checkpoint's fork these are mostly copy-on-write copies
-	// (hydra bench checker's breakdown_ms.shim_faults_mean).
+	// span of ShimUS and the wait for the chunk before it: since its previous progress event,
+	// unless a checkpoint or an error came between); after a checkpoint's fork these are mostly
+	// copy-on-write copies (hydra bench checker's breakdown_ms.shim_faults_mean).
 	ShimFaults int64 `json:"shim_faults,omitempty"`
 	// Meta carries checker-specific extras (e.g. clang's diagnostic id name, the file of an
 	// error inside a header).

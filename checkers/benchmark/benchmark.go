@@ -76,7 +76,7 @@ type Breakdown struct {
 	ShimFaultsMedian float64 `json:"shim_faults_median"`
 	// RoundTripRaw is the raw client's round trip (the baseline of IPC, shim included);
 	// RoundTripOneProcessor the same with the client's thread and the shim bound to one
-	// processor, blocking reads instead of Go's poller, so that neither wakes another processor;
+	// processor, so that neither wakes another processor;
 	// IPCOneProcessor that round trip minus its shim_us. Together they say what the transport
 	// costs when no idle processor has to be woken (the floor for a line on this machine). Both
 	// are 0 where processors cannot be bound (the run's log says why).

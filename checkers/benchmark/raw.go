@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"runtime"
@@ -78,39 +77,26 @@ func (r *rawShim) close() {
 }
 
 // measureRaw streams p through the shim binary with no Go driver in between: a socket pair, the
-// shim's wire protocol written and read by hand, one chunk at a time, through Go's poller as
-// the driver reads. It returns, per chunk index after the preamble, the round trip and the
-// shim's own time (shim_us), both in ms: the baseline that splits a line's latency into driver,
-// transport and shim (breakdown_ms).
+// shim's wire protocol written and read by hand, one chunk at a time, with blocking system calls
+// as the driver reads and writes (checkers/clang/fds.go). It returns, per chunk index after the
+// preamble, the round trip and the shim's own time (shim_us), both in ms: the baseline that
+// splits a line's latency into driver, transport and shim (breakdown_ms).
 func measureRaw(ctx context.Context, shim string, p agreement.Program) (map[int][2]float64, error) {
 	rs, err := startRaw(ctx, shim, p)
 	if err != nil {
 		return nil, err
 	}
 	defer rs.close()
-	f := os.NewFile(uintptr(rs.fd), "raw")
-	rs.fd = -1
-	conn, err := net.FileConn(f) // a duplicate, non-blocking, in the poller
-	f.Close()
-	if err != nil {
+	tv := unix.NsecToTimeval(rawReadTimeout.Nanoseconds())
+	if err := unix.SetsockoptTimeval(rs.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
 		return nil, fmt.Errorf("raw: %w", err)
 	}
-	defer conn.Close()
-	return streamRaw(deadlineReader{conn}, p)
-}
-
-// deadlineReader sets the read deadline before each read.
-type deadlineReader struct{ net.Conn }
-
-func (d deadlineReader) Read(b []byte) (int, error) {
-	_ = d.SetReadDeadline(time.Now().Add(rawReadTimeout))
-	return d.Conn.Read(b)
+	return streamRaw(blockingFD(rs.fd), p)
 }
 
 // measureRawOneProcessor is measureRaw with the client and the shim on one processor: the client
 // runs on a thread of its own, bound with the shim to the first processor that thread may use,
-// and reads and writes with blocking system calls, so that each side wakes the other on the
-// processor it is on. Where waking another processor costs (an idle virtual CPU that halts),
+// so that each side wakes the other on the processor it is on. Where waking another processor costs (an idle virtual CPU that halts),
 // this is the floor of the round trip; the driver itself does not do this, because its events
 // go to goroutines that run on any processor (docs/checker-benchmark.md).
 func measureRawOneProcessor(ctx context.Context, shim string, p agreement.Program) (map[int][2]float64, error) {

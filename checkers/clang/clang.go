@@ -280,7 +280,7 @@ func (c *Checker) StartSession(ctx context.Context, opts checkers.SessionOptions
 	res := resolve(opts)
 	id := c.nextID.Add(1)
 
-	mine, theirs, err := socketPair("hydra-channel")
+	mine, theirs, err := socketPair("hydra-channel", c.spin)
 	if err != nil {
 		return nil, fmt.Errorf("start clang session: %w", err)
 	}
@@ -367,7 +367,7 @@ func (c *Checker) ResumeSession(ctx context.Context, cp *Checkpoint) (*Session, 
 	if !live {
 		return nil, fmt.Errorf("resume checkpoint %d: already freed", cp.id)
 	}
-	mine, theirs, err := socketPair("hydra-channel")
+	mine, theirs, err := socketPair("hydra-channel", c.spin)
 	if err != nil {
 		return nil, fmt.Errorf("resume checkpoint %d: %w", cp.id, err)
 	}

@@ -7,79 +7,129 @@ import (
 	"os"
 	"runtime"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// fdConn is a session's channel: a UNIX stream socket whose reads also collect the descriptors
-// the shim passes along with some events (SCM_RIGHTS): a checkpoint's control socket and pidfd
-// with its chkpt event, a resumed session's own pidfd with its init. On a stream socket a
-// descriptor arrives no later than the byte it was sent with, so by the time an event's line has
-// been read, its descriptors are at the front of the queue, in order.
+// fdConn is a session's channel: our end of a UNIX stream socket pair, read and written with
+// blocking system calls on a descriptor kept out of Go's network poller. In the poller, every
+// chunk cost the driver an extra wake-up: the shim reading a chunk frees room in our socket's
+// send buffer, the edge-triggered EPOLLOUT that follows wakes the poller's thread, and on a
+// small virtual machine each wake-up is a context switch of several microseconds
+// (docs/checker-benchmark.md, "The driver's wake-ups"). A blocked reader holds one thread per
+// session.
+//
+// Reads also collect the descriptors the shim passes along with some events (SCM_RIGHTS): a
+// checkpoint's control socket and pidfd with its chkpt event, a resumed session's own pidfd
+// with its init. On a stream socket a descriptor arrives no later than the byte it was sent
+// with, so by the time an event's line has been read, its descriptors are at the front of the
+// queue, in order.
 type fdConn struct {
-	*net.UnixConn
-	raw  syscall.RawConn
 	oob  []byte        // Read's control buffer (Read is called from one goroutine)
-	spin time.Duration // how long Read tries before it parks (0: park at once)
+	spin time.Duration // how long Read tries before it blocks (0: block at once)
 
-	mu  sync.Mutex
-	fds []int // received and not yet taken, oldest first
+	mu     sync.Mutex
+	fd     int   // -1 once closed
+	uses   int   // calls using fd right now
+	closed bool  // Close was called: fd is shut down, and closed once uses is 0
+	fds    []int // received and not yet taken, oldest first
 }
 
-func newFdConn(c *net.UnixConn, spin time.Duration) *fdConn {
-	fc := &fdConn{UnixConn: c, oob: make([]byte, unix.CmsgSpace(8*4)), spin: spin}
-	if raw, err := c.SyscallConn(); err == nil {
-		fc.raw = raw
+func newFdConn(fd int, spin time.Duration) *fdConn {
+	return &fdConn{oob: make([]byte, unix.CmsgSpace(8*4)), spin: spin, fd: fd}
+}
+
+// acquire returns the descriptor for one call, or false once the connection is closed; each
+// true must be followed by release. A descriptor is never closed while a call uses it, so its
+// number cannot be reused under a read that is still blocked on it.
+func (c *fdConn) acquire() (int, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return -1, false
 	}
-	return fc
+	c.uses++
+	return c.fd, true
+}
+
+func (c *fdConn) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.uses--
+	if c.closed && c.uses == 0 && c.fd >= 0 {
+		_ = unix.Close(c.fd)
+		c.fd = -1
+	}
 }
 
 // Read reads data, keeping any descriptors that came with it. With c.spin > 0 (Options.Spin),
 // when nothing is there yet it tries again for up to c.spin (yielding the processor in
-// between) before it parks the goroutine in the poller.
+// between) before it blocks.
 func (c *fdConn) Read(p []byte) (int, error) {
-	if c.raw == nil {
-		return c.readMsg(p)
+	fd, ok := c.acquire()
+	if !ok {
+		return 0, net.ErrClosed
 	}
-	var n, oobn int
-	var rerr error
+	defer c.release()
+	// The reader has usually just handed an event to a goroutine waiting for it, which Go
+	// queues to run next on this thread; blocking in a system call now would leave it there
+	// until another thread steals it, after a sleep of its own. Yield first: it runs at once.
+	runtime.Gosched()
+	flags := 0
 	var until time.Time
-	err := c.raw.Read(func(fd uintptr) bool {
-		for {
-			n, oobn, _, _, rerr = unix.Recvmsg(int(fd), p, c.oob, unix.MSG_CMSG_CLOEXEC)
-			switch {
-			case rerr == unix.EINTR:
-				continue
-			case rerr != unix.EAGAIN:
-				return true
-			case c.spin <= 0:
-				return false
-			case until.IsZero():
+	if c.spin > 0 {
+		flags = unix.MSG_DONTWAIT
+	}
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(fd, p, c.oob, unix.MSG_CMSG_CLOEXEC|flags)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN && flags != 0:
+			if until.IsZero() {
 				until = time.Now().Add(c.spin)
-			case time.Now().After(until):
-				return false // park; the next call after readiness does not spin again
+			} else if time.Now().After(until) {
+				flags = 0 // block from now on
 			}
 			runtime.Gosched()
+			continue
+		case err != nil:
+			return 0, os.NewSyscallError("recvmsg", err)
 		}
-	})
-	if err == nil && rerr != nil {
-		err = os.NewSyscallError("recvmsg", rerr)
+		return c.got(n, oobn, len(p))
 	}
-	if err != nil {
-		return 0, err
-	}
-	return c.got(n, oobn, len(p))
 }
 
-// readMsg is Read without spinning, through the net package.
-func (c *fdConn) readMsg(p []byte) (int, error) {
-	n, oobn, _, _, err := c.ReadMsgUnix(p, c.oob) // MSG_CMSG_CLOEXEC on Linux
-	if err != nil {
-		return max(n, 0), err
+// Write writes all of p.
+func (c *fdConn) Write(p []byte) (int, error) { return c.writev(p) }
+
+// writev writes all the buffers, in one system call when the socket takes them at once.
+func (c *fdConn) writev(bufs ...[]byte) (int, error) {
+	fd, ok := c.acquire()
+	if !ok {
+		return 0, net.ErrClosed
 	}
-	return c.got(n, oobn, len(p))
+	defer c.release()
+	total := 0
+	for len(bufs) > 0 {
+		n, err := unix.Writev(fd, bufs)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return total, os.NewSyscallError("writev", err)
+		}
+		total += n
+		for len(bufs) > 0 && n >= len(bufs[0]) {
+			n -= len(bufs[0])
+			bufs = bufs[1:]
+		}
+		if n > 0 {
+			bufs[0] = bufs[0][n:]
+		}
+	}
+	return total, nil
 }
 
 // got keeps the descriptors of a received message and turns an empty read into io.EOF (a
@@ -117,34 +167,36 @@ func (c *fdConn) take(n int) ([]int, error) {
 	return out, nil
 }
 
-// Close closes the socket and every descriptor received and not taken (a checkpoint whose
-// control socket is closed unread ends itself).
+// Close shuts the socket down, which ends a read blocked on it and tells the shim that we are
+// gone, and closes every descriptor received and not taken (a checkpoint whose control socket
+// is closed unread ends itself). The socket's descriptor is closed once no call uses it.
 func (c *fdConn) Close() error {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	for _, fd := range c.fds {
 		_ = unix.Close(fd)
 	}
 	c.fds = nil
-	c.mu.Unlock()
-	return c.UnixConn.Close()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	_ = unix.Shutdown(c.fd, unix.SHUT_RDWR)
+	if c.uses == 0 {
+		_ = unix.Close(c.fd)
+		c.fd = -1
+	}
+	return nil
 }
 
 // socketPair returns both ends of a new UNIX stream socket pair: ours as a connection, theirs
 // as a file to hand over.
-func socketPair(name string) (*net.UnixConn, *os.File, error) {
+func socketPair(name string, spin time.Duration) (*fdConn, *os.File, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("socketpair: %w", err)
 	}
-	mine := os.NewFile(uintptr(fds[0]), name)
-	theirs := os.NewFile(uintptr(fds[1]), name+"-shim")
-	conn, err := net.FileConn(mine)
-	mine.Close()
-	if err != nil {
-		theirs.Close()
-		return nil, nil, fmt.Errorf("socketpair: %w", err)
-	}
-	return conn.(*net.UnixConn), theirs, nil
+	return newFdConn(fds[0], spin), os.NewFile(uintptr(fds[1]), name+"-shim"), nil
 }
 
 // unixRights is the control message that passes fds.

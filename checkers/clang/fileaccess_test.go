@@ -145,33 +145,40 @@ func TestIncludesInsideTheRootsWork(t *testing.T) {
 	cases := []struct {
 		name, file, text, root string
 		flags                  []string
+		relative               bool // checked as a name relative to the working directory, its own
 	}{
 		{"quoted include next to the file", "proj/m.cpp",
-			"#include \"h.h\"\nint main() { return fromh; }\n", "", nil},
+			"#include \"h.h\"\nint main() { return fromh; }\n", "", nil, false},
+		{"quoted include next to a file named relative to the working directory", "proj/m.cpp",
+			"#include \"h.h\"\nint main() { return fromh; }\n", "", nil, true},
 		{"symlink inside the project", "proj/m.cpp",
-			"#include \"alias.h\"\nint main() { return fromh; }\n", "", nil},
+			"#include \"alias.h\"\nint main() { return fromh; }\n", "", nil, false},
 		{"-I directory", "proj/m.cpp",
-			"#include <inc.h>\nint main() { return frominc; }\n", "", []string{"-I" + ft.incdir}},
+			"#include <inc.h>\nint main() { return frominc; }\n", "", []string{"-I" + ft.incdir}, false},
 		{"-I directory as a separate argument", "proj/m.cpp",
-			"#include \"inc.h\"\nint main() { return frominc; }\n", "", []string{"-I", ft.incdir}},
+			"#include \"inc.h\"\nint main() { return frominc; }\n", "", []string{"-I", ft.incdir}, false},
 		{"-isystem directory", "proj/m.cpp",
-			"#include <inc.h>\nint main() { return frominc; }\n", "", []string{"-isystem", ft.incdir}},
+			"#include <inc.h>\nint main() { return frominc; }\n", "", []string{"-isystem", ft.incdir}, false},
 		{"-include file", "proj/m.cpp",
-			"int main() { return forced; }\n", "", []string{"-include", filepath.Join(ft.incdir, "forced.h")}},
+			"int main() { return forced; }\n", "", []string{"-include", filepath.Join(ft.incdir, "forced.h")}, false},
 		{"project root above the file's directory", "proj/src/m.cpp",
-			"#include \"../include/r.h\"\nint main() { return fromr; }\n", ft.proj, nil},
+			"#include \"../include/r.h\"\nint main() { return fromr; }\n", ft.proj, nil, false},
 		{"system headers", "proj/m.cpp",
-			"#include <vector>\n#include <stdio.h>\n#include <bits/stdc++.h>\nint main() { std::vector<int> v; printf(\"%zu\", v.size()); }\n", "", nil},
+			"#include <vector>\n#include <stdio.h>\n#include <bits/stdc++.h>\nint main() { std::vector<int> v; printf(\"%zu\", v.size()); }\n", "", nil, false},
 		{"system headers in C", "proj/m.c",
-			"#include <stdio.h>\n#include <stdlib.h>\nint main(void) { printf(\"hi\"); return EXIT_SUCCESS; }\n", "", nil},
+			"#include <stdio.h>\n#include <stdlib.h>\nint main(void) { printf(\"hi\"); return EXIT_SUCCESS; }\n", "", nil, false},
 		{"main file that does not exist on disk", "proj/not_on_disk.cpp",
-			"#include \"h.h\"\n#include <vector>\nint main() { return fromh; }\n", "", nil},
+			"#include \"h.h\"\n#include <vector>\nint main() { return fromh; }\n", "", nil, false},
 		{"main file in a directory that does not exist", "no/such/dir/x.cpp",
-			"#include <vector>\nint main() { std::vector<int> v; return int(v.size()); }\n", "", nil},
+			"#include <vector>\nint main() { std::vector<int> v; return int(v.size()); }\n", "", nil, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := checkers.SessionOptions{Filename: filepath.Join(ft.base, tc.file), Flags: tc.flags, Root: tc.root}
+			if tc.relative {
+				t.Chdir(filepath.Dir(opts.Filename)) // the shim starts in the test's directory
+				opts.Filename = filepath.Base(opts.Filename)
+			}
 			if v, _ := sessionVerdict(t, run(t, c, opts, tc.text)); !v.OK {
 				t.Fatalf("rejected: %v", v)
 			}

@@ -176,7 +176,7 @@ func TestNoOrphansAfterKill9(t *testing.T) {
 func TestWatchdogEndsALongParse(t *testing.T) {
 	for _, cut := range []string{"lifeline", "channel"} {
 		t.Run(cut, func(t *testing.T) {
-			mine, theirs, err := socketPair("test-channel")
+			mine, theirs, err := socketPair("test-channel", 0)
 			if err != nil {
 				t.Fatal(err)
 			}

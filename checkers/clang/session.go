@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os/exec"
 	"sync"
 	"time"
@@ -69,13 +68,13 @@ type virtualChkpt struct {
 
 var _ checkers.Session = (*Session)(nil)
 
-func newSession(c *Checker, id, parent int64, res resolved, conn *net.UnixConn, prefix []byte) *Session {
+func newSession(c *Checker, id, parent int64, res resolved, conn *fdConn, prefix []byte) *Session {
 	return &Session{
 		c:      c,
 		id:     id,
 		parent: parent,
 		res:    res,
-		conn:   newFdConn(conn, c.spin),
+		conn:   conn,
 		events: make(chan checkers.Event, 64),
 		notify: make(chan struct{}, 1),
 		stop:   make(chan struct{}),
@@ -172,8 +171,7 @@ func (s *Session) Submit(text string, opts checkers.SubmitOptions) error {
 	if err != nil {
 		return fmt.Errorf("submit to clang session %d: %w", s.id, err)
 	}
-	bufs := net.Buffers{hdr, []byte(text)}
-	if _, err := bufs.WriteTo(s.conn); err != nil {
+	if _, err := s.conn.writev(hdr, []byte(text)); err != nil {
 		return fmt.Errorf("submit to clang session %d: %w", s.id, s.writeErr(err))
 	}
 	return nil

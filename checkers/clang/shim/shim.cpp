@@ -185,7 +185,8 @@ void *watchdogMain(void *Arg) {
   }
 }
 
-void startWatchdog(int Chan) {
+// startWatchdog starts the watchdog thread for channel Chan; false if it could not.
+bool startWatchdog(int Chan) {
   // The thread blocks every signal, so that signals (a crash, a kill) are handled by the main
   // thread, whose crash handler reports them.
   sigset_t All, Old;
@@ -196,9 +197,10 @@ void startWatchdog(int Chan) {
   pthread_attr_setstacksize(&A, 64 * 1024);
   pthread_attr_setdetachstate(&A, PTHREAD_CREATE_DETACHED);
   pthread_t T;
-  pthread_create(&T, &A, watchdogMain, reinterpret_cast<void *>(intptr_t(Chan)));
+  int Err = pthread_create(&T, &A, watchdogMain, reinterpret_cast<void *>(intptr_t(Chan)));
   pthread_attr_destroy(&A);
   pthread_sigmask(SIG_SETMASK, &Old, nullptr);
+  return Err == 0;
 }
 
 void send(std::initializer_list<llvm::json::Object::KV> KVs, std::initializer_list<int> Fds = {}) {
@@ -267,7 +269,8 @@ void installCrashHandlers() {
 }
 
 // Channel reads JSON-line messages (and raw submit payloads) from one socket, waiting in poll()
-// together with the lifeline so that a dead owner ends the process even while it is idle.
+// together with the lifeline so that a dead owner ends the process even while it is idle (or,
+// where a watchdog thread watches the lifeline, in recvmsg() alone: watched()).
 // Descriptors that arrive with the data (SCM_RIGHTS: a resume's channel) are kept in order.
 class Channel {
 public:
@@ -279,12 +282,18 @@ public:
   void reset(int Fd, int SpinUs = 0) {
     this->Fd = Fd;
     this->SpinUs = SpinUs;
+    Watched = false;
     Buf.clear();
     Pos = 0;
     Scanned = 0;
     closeFds();
   }
   int fd() const { return Fd; }
+
+  // watched says a watchdog thread (startWatchdog) now watches the lifeline for this channel's
+  // process: a read with no timeout can then block in recvmsg() itself, one system call a
+  // message instead of poll() and recvmsg().
+  void watched() { Watched = true; }
 
   // takeFd returns the oldest descriptor received and not yet taken, or -1.
   int takeFd() {
@@ -381,6 +390,12 @@ private:
       if (R >= 0)
         return R == 1;
     }
+    while (Watched && TimeoutMs < 0) {
+      ssize_t R = recvSome(0);
+      if (R < 0 && errno == EINTR)
+        continue;
+      return R > 0;
+    }
     for (;;) {
       pollfd P[2] = {{Fd, POLLIN, 0}, {gLifeline, POLLIN, 0}};
       int N = poll(P, gLifeline >= 0 ? 2 : 1, TimeoutMs);
@@ -405,6 +420,7 @@ private:
   static inline char Tmp[1 << 16];
   int Fd = -1;
   int SpinUs = 0;
+  bool Watched = false; // see watched()
   std::vector<int> Fds; // received descriptors, oldest first
   std::string Buf;
   size_t Pos = 0;     // start of unread data
@@ -623,7 +639,9 @@ struct Chunk {
   // excuses errors that were in the document before; Clang recovers and checks on).
   bool KeepGoing = false;
   std::chrono::steady_clock::time_point Read; // when its message had been read
-  long Faults = 0; // the process's page faults (minor + major) by then
+  // The process's page faults (minor + major) by then: those at the previous progress event
+  // when nothing but waiting came between (one getrusage() a chunk instead of two).
+  long Faults = 0;
 };
 
 // ── headroom in Clang's folding sets, before the first checkpoint ──
@@ -820,6 +838,7 @@ public:
       finish();
     }
     const Chunk &C = Chunks.back();
+    FaultsAtEvent = -1;
     if (Errors == 0 || C.KeepGoing) {
       // shim_us: the shim's own time on the chunk (Clang's lexing, parsing and analysis, and the
       // callbacks), from having read it off the channel to this event (hydra bench checker's
@@ -827,11 +846,16 @@ public:
       auto Us = std::chrono::duration_cast<std::chrono::microseconds>(
                     std::chrono::steady_clock::now() - C.Read)
                     .count();
-      // shim_faults: page faults over the same span (after a checkpoint's fork, mostly
-      // copy-on-write copies of pages the session writes; breakdown_ms.shim_faults_mean).
-      sendProgress(int64_t(C.Start + C.Len), C.Cat, int64_t(Us), int64_t(minorFaults() - C.Faults));
+      // shim_faults: page faults over about the same span: from the previous progress event
+      // (from the read, after a checkpoint or an error), so the wait for this chunk is in it
+      // too. After a checkpoint's fork they are mostly copy-on-write copies of pages the
+      // session writes (breakdown_ms.shim_faults_mean).
+      long Faults = minorFaults();
+      sendProgress(int64_t(C.Start + C.Len), C.Cat, int64_t(Us), int64_t(Faults - C.Faults));
       if (C.Chkpt > 0)
         checkpoint(C.Chkpt, C.Start + C.Len);
+      else
+        FaultsAtEvent = Faults;
     }
     pullNext();
   }
@@ -1065,7 +1089,7 @@ private:
     C.Chkpt = M.Chkpt;
     C.KeepGoing = M.KeepGoing;
     C.Read = std::chrono::steady_clock::now();
-    C.Faults = minorFaults();
+    C.Faults = FaultsAtEvent >= 0 ? FaultsAtEvent : minorFaults();
     C.Last = M.Text.empty() ? '\0' : M.Text.back();
     blankPragmas(M.Text);
     // A UTF-8 byte-order mark is skipped by Clang's lexer only at the very start of a file, and
@@ -1082,7 +1106,14 @@ private:
     // file (#embed and __has_embed dereference its FileEntry and crash on a bare buffer; quoted
     // #include / #embed look next to it). The name never appears in diagnostics, which use the
     // #line name; RootedFS answers for it without touching the disk.
-    std::string VName = Filename + kChunkMark + std::to_string(Chunks.size());
+    if (ChunkBase.empty()) {
+      // An absolute name: FileManager makes every file's real path absolute, and for a relative
+      // name it asks for the working directory each time (two stat() calls a chunk).
+      llvm::SmallString<256> Abs(Filename);
+      llvm::sys::fs::make_absolute(Abs);
+      ChunkBase = std::string(Abs) + kChunkMark;
+    }
+    std::string VName = ChunkBase + std::to_string(Chunks.size());
     FileEntryRef FE = CI->getFileManager().getVirtualFileRef(VName, off_t(Buf.size()), 0);
     SM->overrideFileContents(FE, llvm::MemoryBuffer::getMemBufferCopy(Buf, VName));
     // HeaderSearch expects every file that can include another to have header info (an
@@ -1186,7 +1217,8 @@ private:
         Chan.reset(Fd, SpinUs);
         gChanFd = Fd;
         Session = M.ID;
-        startWatchdog(Fd);
+        if (startWatchdog(Fd))
+          Chan.watched();
         int Self = pidfdOpen(getpid());
         send({{"event", "init"},
               {"id", Session},
@@ -1206,6 +1238,8 @@ private:
   SourceManager *SM = nullptr;
   std::vector<Chunk> Chunks;
   llvm::DenseMap<FileID, size_t> ByFID;
+  std::string ChunkBase; // the checked file's absolute path and kChunkMark (enterChunk)
+  long FaultsAtEvent = -1; // page faults when the last progress event was sent; -1: read anew
   size_t Total = 0; // bytes of text entered so far
   unsigned Errors = 0;
   Pending Pend;
@@ -1473,7 +1507,8 @@ int main(int argc, char **argv) {
     TheStream.SpinUs = std::max(0, std::min(atoi(Spin), 10000));
   TheStream.Chan.reset(gChanFd, TheStream.SpinUs);
   installCrashHandlers();
-  startWatchdog(gChanFd);
+  if (startWatchdog(gChanFd))
+    TheStream.Chan.watched();
 
   send({{"event", "init"},
         {"id", TheStream.Session},
