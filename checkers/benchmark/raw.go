@@ -87,17 +87,23 @@ func measureRaw(ctx context.Context, shim string, p agreement.Program) (map[int]
 		return nil, err
 	}
 	defer rs.close()
+	return rs.stream(p)
+}
+
+// stream streams p on the shim's socket with blocking system calls, each read bounded by
+// rawReadTimeout.
+func (r *rawShim) stream(p agreement.Program) (map[int][2]float64, error) {
 	tv := unix.NsecToTimeval(rawReadTimeout.Nanoseconds())
-	if err := unix.SetsockoptTimeval(rs.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+	if err := unix.SetsockoptTimeval(r.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
 		return nil, fmt.Errorf("raw: %w", err)
 	}
-	return streamRaw(blockingFD(rs.fd), p)
+	return streamRaw(blockingFD(r.fd), p)
 }
 
 // measureRawOneProcessor is measureRaw with the client and the shim on one processor: the client
 // runs on a thread of its own, bound with the shim to the first processor that thread may use,
-// so that each side wakes the other on the processor it is on. Where waking another processor costs (an idle virtual CPU that halts),
-// this is the floor of the round trip; the driver itself does not do this, because its events
+// so that each side wakes the other on the processor it is on. Where waking another processor
+// costs (an idle virtual CPU that halts), this is the floor of the round trip; the driver itself does not do this, because its events
 // go to goroutines that run on any processor (docs/checker-benchmark.md).
 func measureRawOneProcessor(ctx context.Context, shim string, p agreement.Program) (map[int][2]float64, error) {
 	type result struct {
@@ -134,11 +140,7 @@ func measureRawOneProcessor(ctx context.Context, shim string, p agreement.Progra
 			if err := unix.SchedSetaffinity(rs.cmd.Process.Pid, &set); err != nil {
 				return nil, fmt.Errorf("raw, one processor: bind the shim to processor %d: %w", cpu, err)
 			}
-			tv := unix.NsecToTimeval(rawReadTimeout.Nanoseconds())
-			if err := unix.SetsockoptTimeval(rs.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-				return nil, fmt.Errorf("raw, one processor: %w", err)
-			}
-			return streamRaw(blockingFD(rs.fd), p)
+			return rs.stream(p)
 		}()
 		done <- result{out, err}
 	}()

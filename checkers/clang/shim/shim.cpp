@@ -185,8 +185,7 @@ void *watchdogMain(void *Arg) {
   }
 }
 
-// startWatchdog starts the watchdog thread for channel Chan; false if it could not.
-bool startWatchdog(int Chan) {
+void startWatchdog(int Chan) {
   // The thread blocks every signal, so that signals (a crash, a kill) are handled by the main
   // thread, whose crash handler reports them.
   sigset_t All, Old;
@@ -197,10 +196,9 @@ bool startWatchdog(int Chan) {
   pthread_attr_setstacksize(&A, 64 * 1024);
   pthread_attr_setdetachstate(&A, PTHREAD_CREATE_DETACHED);
   pthread_t T;
-  int Err = pthread_create(&T, &A, watchdogMain, reinterpret_cast<void *>(intptr_t(Chan)));
+  pthread_create(&T, &A, watchdogMain, reinterpret_cast<void *>(intptr_t(Chan)));
   pthread_attr_destroy(&A);
   pthread_sigmask(SIG_SETMASK, &Old, nullptr);
-  return Err == 0;
 }
 
 void send(std::initializer_list<llvm::json::Object::KV> KVs, std::initializer_list<int> Fds = {}) {
@@ -269,8 +267,7 @@ void installCrashHandlers() {
 }
 
 // Channel reads JSON-line messages (and raw submit payloads) from one socket, waiting in poll()
-// together with the lifeline so that a dead owner ends the process even while it is idle (or,
-// where a watchdog thread watches the lifeline, in recvmsg() alone: watched()).
+// together with the lifeline so that a dead owner ends the process even while it is idle.
 // Descriptors that arrive with the data (SCM_RIGHTS: a resume's channel) are kept in order.
 class Channel {
 public:
@@ -282,18 +279,12 @@ public:
   void reset(int Fd, int SpinUs = 0) {
     this->Fd = Fd;
     this->SpinUs = SpinUs;
-    Watched = false;
     Buf.clear();
     Pos = 0;
     Scanned = 0;
     closeFds();
   }
   int fd() const { return Fd; }
-
-  // watched says a watchdog thread (startWatchdog) now watches the lifeline for this channel's
-  // process: a read with no timeout can then block in recvmsg() itself, one system call a
-  // message instead of poll() and recvmsg().
-  void watched() { Watched = true; }
 
   // takeFd returns the oldest descriptor received and not yet taken, or -1.
   int takeFd() {
@@ -390,12 +381,6 @@ private:
       if (R >= 0)
         return R == 1;
     }
-    while (Watched && TimeoutMs < 0) {
-      ssize_t R = recvSome(0);
-      if (R < 0 && errno == EINTR)
-        continue;
-      return R > 0;
-    }
     for (;;) {
       pollfd P[2] = {{Fd, POLLIN, 0}, {gLifeline, POLLIN, 0}};
       int N = poll(P, gLifeline >= 0 ? 2 : 1, TimeoutMs);
@@ -420,7 +405,6 @@ private:
   static inline char Tmp[1 << 16];
   int Fd = -1;
   int SpinUs = 0;
-  bool Watched = false; // see watched()
   std::vector<int> Fds; // received descriptors, oldest first
   std::string Buf;
   size_t Pos = 0;     // start of unread data
@@ -1217,8 +1201,7 @@ private:
         Chan.reset(Fd, SpinUs);
         gChanFd = Fd;
         Session = M.ID;
-        if (startWatchdog(Fd))
-          Chan.watched();
+        startWatchdog(Fd);
         int Self = pidfdOpen(getpid());
         send({{"event", "init"},
               {"id", Session},
@@ -1507,8 +1490,7 @@ int main(int argc, char **argv) {
     TheStream.SpinUs = std::max(0, std::min(atoi(Spin), 10000));
   TheStream.Chan.reset(gChanFd, TheStream.SpinUs);
   installCrashHandlers();
-  if (startWatchdog(gChanFd))
-    TheStream.Chan.watched();
+  startWatchdog(gChanFd);
 
   send({{"event", "init"},
         {"id", TheStream.Session},
