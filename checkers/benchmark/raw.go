@@ -103,8 +103,9 @@ func (r *rawShim) stream(p agreement.Program) (map[int][2]float64, error) {
 // measureRawOneProcessor is measureRaw with the client and the shim on one processor: the client
 // runs on a thread of its own, bound with the shim to the first processor that thread may use,
 // so that each side wakes the other on the processor it is on. Where waking another processor
-// costs (an idle virtual CPU that halts), this is the floor of the round trip; the driver itself does not do this, because its events
-// go to goroutines that run on any processor (docs/checker-benchmark.md).
+// costs (an idle virtual CPU that halts), this is the floor of the round trip; the driver itself
+// does not do this, because its events go to goroutines that run on any processor
+// (docs/checker-benchmark.md).
 func measureRawOneProcessor(ctx context.Context, shim string, p agreement.Program) (map[int][2]float64, error) {
 	type result struct {
 		out map[int][2]float64
