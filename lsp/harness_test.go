@@ -72,11 +72,6 @@ func setup(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(tmp)
-	// The servers' cache directory (TokPol's learned state, the pictures of searches) is the
-	// tests' own: a test run must not change what the user's Hydra has learned.
-	if err := os.Setenv("XDG_CACHE_HOME", filepath.Join(tmp, "cache")); err != nil {
-		return 0, err
-	}
 	// A private copy of the shim: `make build` elsewhere may rewrite bin/ while tests run.
 	shim, err := os.ReadFile(shimBin)
 	if err != nil {
@@ -95,6 +90,12 @@ func setup(m *testing.M) (int, error) {
 	build.Dir = repoRoot
 	if out, err := build.CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("build hydra: %v\n%s", err, out)
+	}
+	// The servers' cache directory (TokPol's learned state, the pictures of searches) is the
+	// tests' own: a test run must not change what the user's Hydra has learned. Only after the
+	// build, which uses the user's Go build cache (by default under XDG_CACHE_HOME too).
+	if err := os.Setenv("XDG_CACHE_HOME", filepath.Join(tmp, "cache")); err != nil {
+		return 0, err
 	}
 	return m.Run(), nil
 }

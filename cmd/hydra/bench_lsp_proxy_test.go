@@ -18,10 +18,7 @@ func TestBenchLSPProxyRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts clangd twice; run without -short")
 	}
-	bin := filepath.Join(t.TempDir(), "hydra")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := hydraBin
 	cmd := exec.Command(bin, "bench", "lsp-proxy", "--requests", "3", "--json")
 	// The bench runs `hydra lsp` in a temporary directory: name the repository's Clang shim.
 	shim, err := filepath.Abs("../../bin/hydra-clang-shim")

@@ -33,10 +33,7 @@ func TestBenchRunsEveryPolicyWithConsistentFigures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the benchmark run takes a minute or two; run without -short")
 	}
-	bin := filepath.Join(t.TempDir(), "hydra")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := hydraBin
 	plot := filepath.Join(t.TempDir(), "bench.svg")
 	args := []string{"bench", "--tasks", "6", "--seed", "3", "--error-rate", "0.5", "--fix-prob", "1",
 		"--new-fault-rate", "0", "--time-scale", "0.05", "--max-attempts", "8", "--json", "--plot", plot}

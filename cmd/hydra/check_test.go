@@ -114,10 +114,7 @@ int main() {
 
 // TestCheckCLI runs the real binary (built here) on files, as tools will.
 func TestCheckCLI(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "hydra")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := hydraBin
 	dir := t.TempDir()
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)

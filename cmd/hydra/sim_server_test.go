@@ -16,17 +16,6 @@ import (
 	"github.com/hydra-lsp/hydra/engine/sim"
 )
 
-// buildHydra builds the hydra binary into a temporary directory.
-func buildHydraForSimServer(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "hydra")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // startSimServer runs `hydra sim-server ARGS…` and returns the URL from its first stdout line.
 // The process is stopped with SIGTERM at cleanup, and must exit by itself.
 func startSimServer(t *testing.T, bin string, args ...string) string {
@@ -79,7 +68,7 @@ func readCompletion(t *testing.T, s model.Stream) string {
 }
 
 func TestSimServerScriptMode(t *testing.T) {
-	bin := buildHydraForSimServer(t)
+	bin := hydraBin
 	script := filepath.Join(t.TempDir(), "script.json")
 	os.WriteFile(script, []byte(`{"rules": [
 		{"prompt_suffix": "int add(int a, int b) {\n", "text": "  return a + b;\n}\n", "chunk": 3},
@@ -106,7 +95,7 @@ func TestSimServerScriptMode(t *testing.T) {
 }
 
 func TestSimServerRejectsBadScript(t *testing.T) {
-	bin := buildHydraForSimServer(t)
+	bin := hydraBin
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"rules": [{"txet": "typo"}]}`), 0o644)
@@ -138,7 +127,7 @@ func TestSimServerSimulatedMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := buildHydraForSimServer(t)
+	bin := hydraBin
 	url := startSimServer(t, bin, "--tasks", "4", "--seed", "9", "--error-rate", "0", "--time-scale", "0")
 	c, err := model.NewClient(url)
 	if err != nil {
