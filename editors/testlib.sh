@@ -195,6 +195,9 @@ tui_wait_json() {
   return 1
 }
 
+# tui_running: true while the editor in the terminal has not exited.
+tui_running() { [ "$(_tui display-message -p -t hydra '#{pane_dead}' 2>/dev/null)" = 0 ]; }
+
 # tui_stop: waits up to 10 s for the editor to exit, then ends the terminal.
 tui_stop() {
   local i

@@ -40,11 +40,28 @@ tui_case() { # NAME FILE: starts Emacs on FILE in the terminal; eglot connects a
   tui_keys C-l # a first command: eglot-ensure connects after it
   tui_wait_json "$STATE" '.attached' 30 || { echo "not ok - $name: the server did not attach"; status=1; }
 }
-tui_end() { # NAME
-  tui_keys C-g C-x C-c
-  sleep 0.3
-  tui_screen | grep -q 'Modified buffers exist' && tui_type 'yes' && tui_keys Enter
-  tui_screen | grep -q 'Save file' && tui_keys n && sleep 0.2 && tui_type 'yes' && tui_keys Enter
+tui_end() { # NAME: quits Emacs as a person does (C-g, then C-x C-c, answering its questions)
+  # C-g alone first: a quit in a terminal discards the keys typed ahead of it, so a C-x C-c sent
+  # with it would be lost.
+  tui_keys C-g
+  tui_wait_screen 'Quit' 2
+  tui_keys C-x C-c
+  local i
+  for i in $(seq 1 100); do
+    tui_running || break
+    if tui_screen | grep -q 'Save file'; then
+      tui_keys n
+    elif tui_screen | grep -Eq '(Modified buffers|Active processes) exist.*\(yes or no\)'; then
+      tui_type 'yes'
+      tui_keys Enter
+    fi
+    sleep 0.1
+  done
+  if tui_running; then
+    echo "not ok - $1: C-x C-c did not end Emacs:"
+    tui_screen | tail -n 3
+    status=1
+  fi
   tui_stop
   editor_test_no_orphans "emacs $1" || status=1
 }
