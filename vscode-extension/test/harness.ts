@@ -114,7 +114,10 @@ export class Session {
    * with the extension's initializationOptions. */
   static async start(): Promise<Session> {
     const cmd = serverCommand(vscode.workspace.getConfiguration("hydra"));
-    const proc = spawn(cmd.command, cmd.args, { stdio: ["pipe", "pipe", "pipe"] });
+    // HYDRA_MODEL_WAIT: a model server that is not there is waited for 2 s, not the default
+    // minute (as in editors/testlib.sh); the settings test points the server at such a port.
+    const env = { ...process.env, HYDRA_MODEL_WAIT: process.env.HYDRA_MODEL_WAIT ?? "2s" };
+    const proc = spawn(cmd.command, cmd.args, { stdio: ["pipe", "pipe", "pipe"], env });
     const conn = createProtocolConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hydra-vscode-test-"));
     fs.writeFileSync(path.join(dir, "compile_flags.txt"), "-std=c++17\n");
