@@ -35,21 +35,8 @@ clean:
 run: deps build
 	@./scripts/demo.sh
 
-# test: the whole test suite (what .ci/run calls). The editor clients' tests spend most of their
-# time waiting on editors (about a sixth of one core, measured with `time`), so they run beside
-# the Go tests instead of after them; the Go tests run at a lower priority (nice), so that the
-# editors, typed into as a person types, are not kept waiting for a processor. The editors'
-# output is kept in a file and printed once the Go tests are done.
-test: test-deps build lint
-	@log="$$(mktemp "$${TMPDIR:-/tmp}/hydra-test-editors.XXXXXX")"; \
-	echo "== editor clients: started beside the Go tests (their output follows; meanwhile in $$log)"; \
-	$(MAKE) --no-print-directory test-editors >"$$log" 2>&1 & editors=$$!; \
-	nice -n 10 $(MAKE) --no-print-directory test-go test-fuzz; go=$$?; \
-	wait $$editors; ed=$$?; \
-	cat "$$log"; rm -f "$$log"; \
-	[ $$go -eq 0 ] || echo "== make test: the Go tests failed (above the editor clients' output)"; \
-	[ $$ed -eq 0 ] || echo "== make test: the editor clients' tests failed"; \
-	[ $$go -eq 0 ] && [ $$ed -eq 0 ]
+# test: the whole test suite (what .ci/run calls).
+test: test-deps build lint test-go test-fuzz test-editors
 
 test-deps:
 	@./scripts/install-deps.sh test
