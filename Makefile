@@ -52,8 +52,8 @@ lint:
 test-go:
 	@echo "== go test"
 	$(GO) test -count=1 -timeout 20m ./...
-	@echo "== go test -race ./engine/... (cgo for the race detector: clang-19 unless CC is set)"
-	CC=$${CC:-clang-19} $(GO) test -count=1 -race -timeout 15m ./engine/...
+	@echo "== go test -race -short ./engine/... (cgo for the race detector: clang-19 unless CC is set)"
+	CC=$${CC:-clang-19} $(GO) test -count=1 -race -short -timeout 15m ./engine/...
 
 # test-fuzz: the chunked checker against whole-file clang on fuzzed chunk sequences, for a bounded
 # number of inputs (checkers/clang/fuzz_test.go); a failure leaves its input under

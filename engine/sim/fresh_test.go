@@ -71,6 +71,7 @@ func newHTTP(t *testing.T, s *sim.Server) string {
 // retry: the draws follow the fault and the count, not the prompt, so paired policies see the
 // same luck.
 func TestRetriesDrawCommonRandomNumbers(t *testing.T) {
+	longSequential(t)
 	var task sim.Task
 	for _, x := range loadTasks(t) {
 		if x.ID == "CPP/19" { // a far fault (renamed declaration) with the seed of options

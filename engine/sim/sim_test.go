@@ -59,6 +59,16 @@ func humanEval(t *testing.T) []sim.Task {
 
 func full() bool { return os.Getenv("HYDRA_FULL") != "" }
 
+// longSequential skips, under -short, a long test that asks the server one request at a time:
+// make test runs it in its main go test run, and runs this package again under the race
+// detector with -short, where such a test finds no race and costs a minute and a half.
+func longSequential(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("one request at a time, long under -race: runs without -short (make test's go test ./...)")
+	}
+}
+
 // options are fast defaults for tests: no waiting unless a test asks.
 func options(tasks []sim.Task) sim.Options {
 	o := sim.DefaultOptions()
@@ -201,6 +211,7 @@ func TestTasksCompile(t *testing.T) {
 // every fault it plans really makes clang-19 fail, where the simulator recorded, and its root
 // lies on or before the reported error's line, in generated text.
 func TestInjectedFaultsFailClangAndRootPrecedesError(t *testing.T) {
+	longSequential(t)
 	n := 8
 	if full() {
 		n = 80
@@ -392,6 +403,7 @@ func lineStart(text string, line int) int {
 
 // TestDeterministicBySeed: the same seed gives the same plans and texts; another seed differs.
 func TestDeterministicBySeed(t *testing.T) {
+	longSequential(t)
 	tasks := sim.Select(humanEval(t), 6, 2) // small headers: quick clang runs
 	run := func(seed int64) string {
 		o := options(tasks)
@@ -418,6 +430,7 @@ func TestDeterministicBySeed(t *testing.T) {
 
 // TestPlansAreDeterministicBySeed makes the same plans twice, without the process's plan cache.
 func TestPlansAreDeterministicBySeed(t *testing.T) {
+	longSequential(t)
 	tasks := sim.Select(humanEval(t), 3, 6)
 	plans := func(seed int64) string {
 		o := options(tasks)
