@@ -343,6 +343,36 @@ local function typed(b)
   end, cfg().delay_ms or 400)
 end
 
+-- without_final_break returns, for vim.lsp.inline_completion.get's on_accept (Neovim 0.12+), a
+-- function that drops the item's final line break when nothing follows the item on its line: the
+-- line's own break ends the text there, as the ghost text of 0.7–0.11 above does. Inserted as it
+-- is (0.12's Completor:accept sets the text over the item's range), it left a blank line after
+-- the accepted code.
+local function without_final_break(b)
+  return function(item)
+    local text = item.insert_text
+    if type(text) ~= "string" or text:sub(-1) ~= "\n" then
+      return item
+    end
+    local row, col
+    if item.range then
+      local ok, _, _, er, ec = pcall(item.range.to_extmark, item.range)
+      if not ok then
+        return item
+      end
+      row, col = er, ec
+    else
+      local cur = vim.api.nvim_win_get_cursor(0)
+      row, col = cur[1] - 1, cur[2]
+    end
+    local line = vim.api.nvim_buf_get_lines(b, row, row + 1, false)[1] or ""
+    if line:sub(col + 1) == "" then
+      item.insert_text = text:sub(1, -2)
+    end
+    return item
+  end
+end
+
 --- attach sets up ghost text for buffer b (called when the server attaches).
 function M.attach(b)
   local s = bstate(b)
@@ -356,7 +386,7 @@ function M.attach(b)
     if c.accept_key then
       local otherwise = fallback(b, c.accept_key)
       vim.keymap.set("i", c.accept_key, function()
-        if not vim.lsp.inline_completion.get() then
+        if not vim.lsp.inline_completion.get({ bufnr = b, on_accept = without_final_break(b) }) then
           otherwise()
         end
       end, { buffer = b, silent = true, desc = "Hydra: accept the ghost text" })
