@@ -46,14 +46,22 @@ tui_end() { # NAME: quits Emacs as a person does (C-g, then C-x C-c, answering i
   tui_keys C-g
   tui_wait_screen 'Quit' 2
   tui_keys C-x C-c
-  local i
+  # Each question is answered once: the screen may still show it for a moment after the answer.
+  local i screen answered=""
   for i in $(seq 1 100); do
     tui_running || break
-    if tui_screen | grep -q 'Save file'; then
+    screen="$(tui_screen)"
+    if [[ "$screen" == *"Save file"* && "$answered" != *save* ]]; then
       tui_keys n
-    elif tui_screen | grep -Eq '(Modified buffers|Active processes) exist.*\(yes or no\)'; then
+      answered+=" save"
+    elif [[ "$screen" == *"Modified buffers exist"* && "$answered" != *modified* ]]; then
       tui_type 'yes'
       tui_keys Enter
+      answered+=" modified"
+    elif [[ "$screen" == *"Active processes exist"* && "$answered" != *active* ]]; then
+      tui_type 'yes'
+      tui_keys Enter
+      answered+=" active"
     fi
     sleep 0.1
   done
