@@ -202,8 +202,7 @@ tui_running() { [ "$(_tui display-message -p -t hydra '#{pane_dead}' 2>/dev/null
 tui_stop() {
   local i
   for i in $(seq 1 200); do
-    [ "$(_tui display-message -p -t hydra '#{pane_dead}' 2>/dev/null)" = 1 ] && break
-    _tui has-session -t hydra 2>/dev/null || break
+    tui_running || break
     sleep 0.05
   done
   _tui kill-server 2>/dev/null || true
