@@ -155,6 +155,16 @@ type client struct {
 	outbox  []lsp.DidChangeTextDocumentParams
 	flushAt *time.Timer
 	waiters []chan struct{}
+
+	// Changes go out in the order the client made them, as an editor sends them on its one
+	// connection: each change takes a ticket under mu when it gets its version (ticketNext),
+	// and is sent once every earlier ticket was (sendMu, sendTurn, ticketSent). Without this
+	// the typing and an applied edit, sent from two goroutines, could reach the server with
+	// their versions out of order.
+	ticketNext int
+	sendMu     sync.Mutex
+	sendTurn   *sync.Cond
+	ticketSent int
 }
 
 // clientOptions shape a session.
@@ -195,6 +205,7 @@ func startServer(t *testing.T, o clientOptions) *client {
 	c := &client{t: t, cmd: cmd, stdin: stdin, marker: marker, stderr: logs,
 		docs: map[string]*clientDoc{}, diags: map[string][]lsp.Diagnostic{}, neovim: o.neovim,
 		silentEdits: o.silentEdits}
+	c.sendTurn = sync.NewCond(&c.sendMu)
 	if o.config != nil {
 		c.config, _ = json.Marshal(o.config)
 	}
@@ -454,14 +465,29 @@ func (c *client) applyWorkspaceEdit(we lsp.WorkspaceEdit) (bool, string) {
 	}
 	ws := c.waiters
 	c.waiters = nil
+	ticket := c.ticketNext
+	c.ticketNext++
 	c.mu.Unlock()
 	for _, w := range ws {
 		close(w)
 	}
-	for _, n := range notes {
+	c.sendInTurn(ticket, notes...)
+	return true, ""
+}
+
+// sendInTurn sends ns, the changes of ticket t (taken under c.mu, as their versions were), once
+// every change of an earlier ticket has gone out.
+func (c *client) sendInTurn(t int, ns ...lsp.DidChangeTextDocumentParams) {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	for c.ticketSent != t {
+		c.sendTurn.Wait()
+	}
+	for _, n := range ns {
 		c.sendChange(n)
 	}
-	return true, ""
+	c.ticketSent++
+	c.sendTurn.Broadcast()
 }
 
 // nvimApply applies a text edit the way Neovim 0.7's vim.lsp.util.apply_text_edits does
@@ -537,8 +563,10 @@ func (c *client) userEdit(uri string, start, end int, text string) {
 		TextDocument:   lsp.VersionedTextDocumentIdentifier{URI: uri, Version: d.version},
 		ContentChanges: []lsp.TextDocumentContentChangeEvent{{Range: &r, Text: text}},
 	}
+	ticket := c.ticketNext
+	c.ticketNext++
 	c.mu.Unlock()
-	c.sendChange(p)
+	c.sendInTurn(ticket, p)
 }
 
 // userEditLate is userEdit whose didChange the client sends only after it has answered the
