@@ -160,7 +160,8 @@ type client struct {
 	// connection: each change takes a ticket under mu when it gets its version (ticketNext),
 	// and is sent once every earlier ticket was (sendMu, sendTurn, ticketSent). Without this
 	// the typing and an applied edit, sent from two goroutines, could reach the server with
-	// their versions out of order.
+	// their versions out of order. (userEditLate's changes take none: they are sent late on
+	// purpose.)
 	ticketNext int
 	sendMu     sync.Mutex
 	sendTurn   *sync.Cond
@@ -465,14 +466,20 @@ func (c *client) applyWorkspaceEdit(we lsp.WorkspaceEdit) (bool, string) {
 	}
 	ws := c.waiters
 	c.waiters = nil
-	ticket := c.ticketNext
-	c.ticketNext++
+	ticket := c.ticketLocked()
 	c.mu.Unlock()
 	for _, w := range ws {
 		close(w)
 	}
 	c.sendInTurn(ticket, notes...)
 	return true, ""
+}
+
+// ticketLocked (c.mu held) gives the next change its place in the order changes are sent.
+func (c *client) ticketLocked() int {
+	t := c.ticketNext
+	c.ticketNext++
+	return t
 }
 
 // sendInTurn sends ns, the changes of ticket t (taken under c.mu, as their versions were), once
@@ -563,8 +570,7 @@ func (c *client) userEdit(uri string, start, end int, text string) {
 		TextDocument:   lsp.VersionedTextDocumentIdentifier{URI: uri, Version: d.version},
 		ContentChanges: []lsp.TextDocumentContentChangeEvent{{Range: &r, Text: text}},
 	}
-	ticket := c.ticketNext
-	c.ticketNext++
+	ticket := c.ticketLocked()
 	c.mu.Unlock()
 	c.sendInTurn(ticket, p)
 }
