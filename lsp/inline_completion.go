@@ -119,6 +119,8 @@ func (s *Server) inlineCompletion(ctx context.Context, params json.RawMessage) (
 	atCursor := func(accepted string) string {
 		return strings.TrimPrefix(setup.place.lead+accepted, indent)
 	}
+	// What follows the cursor on its line decides how the item ends (endOnTheLine).
+	cursorOff, cursorErr := offsetAt(text, p.Position, s.enc)
 	prog := s.beginProgress(ctx, p.WorkDoneToken, "Hydra: thinking", func() { cancel(context.Canceled) })
 	prog.report("thinking…")
 	partial := ""
@@ -127,8 +129,12 @@ func (s *Server) inlineCompletion(ctx context.Context, params json.RawMessage) (
 		case "accepted":
 			if t := strings.TrimSpace(u.Accepted); t != "" && u.Accepted != partial && ctx.Err() == nil {
 				partial = u.Accepted
+				shown := atCursor(u.Accepted)
+				if cursorErr == nil {
+					shown, _ = endOnTheLine(text, cursorOff, shown)
+				}
 				s.notify("hydra/inlineCompletionPartial", InlinePartialParams{
-					TextDocument: p.TextDocument, Position: p.Position, Text: atCursor(u.Accepted)})
+					TextDocument: p.TextDocument, Position: p.Position, Text: shown})
 			}
 		case "note":
 		default:
@@ -147,9 +153,15 @@ func (s *Server) inlineCompletion(ctx context.Context, params json.RawMessage) (
 		return nil, err
 	}
 	if res.OK && res.Text != "" {
+		insert, end := atCursor(res.Text), p.Position
+		if cursorErr == nil {
+			var endOff int
+			insert, endOff = endOnTheLine(text, cursorOff, insert)
+			end = positionAt(text, endOff, s.enc)
+		}
 		empty.Items = append(empty.Items, InlineCompletionItem{
-			InsertText: atCursor(res.Text),
-			Range:      &Range{Start: p.Position, End: p.Position},
+			InsertText: insert,
+			Range:      &Range{Start: p.Position, End: end},
 		})
 		prog.end("accepted")
 	} else {
@@ -184,4 +196,32 @@ func indentBefore(text string, off int) string {
 		return ""
 	}
 	return text[start:off]
+}
+
+// endOnTheLine shapes the text of an inline item that goes in at off. When the rest of off's
+// line is blank and the line has a break of its own, an item ending with a line break would
+// leave a blank line after the accepted code in every client that inserts items as they are
+// (Emacs, Neovim's own vim.lsp.inline_completion). So the item drops its final break and
+// replaces the blank rest: the line's own break ends the inserted text, as if the user had
+// typed it there. It returns the text and the end of the range it replaces (off when the
+// item is left as it was: text follows on the line, the line is the last one and has no
+// break, or the text does not end with one).
+func endOnTheLine(text string, off int, insert string) (string, int) {
+	eol := strings.IndexByte(text[off:], '\n')
+	if eol < 0 {
+		return insert, off
+	}
+	rest := strings.TrimSuffix(text[off:off+eol], "\r")
+	if strings.Trim(rest, " \t") != "" {
+		return insert, off
+	}
+	trimmed := strings.TrimSuffix(insert, "\n")
+	if trimmed == insert {
+		return insert, off
+	}
+	trimmed = strings.TrimSuffix(trimmed, "\r")
+	if strings.TrimSpace(trimmed) == "" {
+		return insert, off
+	}
+	return trimmed, off + len(rest)
 }

@@ -21,10 +21,11 @@ export type LspItem = {
  * column 0 of a line below the first and ends with a line break to the end of the line above
  * (`reshapeMultiLineInsertion` in src/vs/editor/contrib/inlineCompletions/browser/model/
  * inlineSuggestionItem.ts), and then never shows it, because the cursor is not on that line
- * (`inlineCompletionIsVisible`). That is the server's answer on an empty line. When the rest of
- * the cursor's line is blank, the item ends without its final line break instead, and replaces
- * that blank rest: the line's own break ends the inserted text, as if the user had typed it.
- * lineText is the text of the item's line. */
+ * (`inlineCompletionIsVisible`). The server ends such an item on the cursor's line itself when
+ * the line has a break of its own (docs/lsp.md, "It ends on the cursor's line"); what is left is
+ * a blank last line without one. When the rest of the cursor's line is blank, the item ends
+ * without its final line break instead, and replaces that blank rest, as if the user had typed
+ * it there. lineText is the text of the item's line. */
 export function forVSCode(it: LspItem, lineText: string | undefined): LspItem {
   const r = it.range;
   const text = it.insertText;
