@@ -41,8 +41,8 @@ func bodyLine(i int) string {
 	}
 }
 
-// waitProgress waits for the progress event at exactly off.
-func waitProgress(b testing.TB, s checkers.Session, off int) {
+// waitProgress waits for the progress event at off (or beyond) and returns it.
+func waitProgress(b testing.TB, s checkers.Session, off int) checkers.Event {
 	for {
 		select {
 		case ev, ok := <-s.Events():
@@ -54,7 +54,7 @@ func waitProgress(b testing.TB, s checkers.Session, off int) {
 				b.Fatalf("unexpected %s: %s", ev.Kind, ev.Diag)
 			case checkers.KindProgress:
 				if ev.Off >= off {
-					return
+					return ev
 				}
 			}
 		case <-time.After(hangGuard):
@@ -137,6 +137,44 @@ func BenchmarkPerLineAfterStdcppPreamble(b *testing.B) {
 		b.Fatal("benchmark program rejected")
 	}
 	b.ReportMetric(float64(time.Since(t0))/float64(time.Millisecond), "eos-ms")
+}
+
+// The fixed cost of a line: the same trivial statement (`x = x + 1;`) b.N times in one function,
+// no preamble, no checkpoint, so Clang's own work is as small as it gets and no copy-on-write
+// fault follows a fork. The round trip is the floor of a line on this machine (transport, Go
+// driver and the shim's per-chunk work); shim-ms is the shim's part of it (the progress
+// events' shim_us: entering the chunk, Clang, the callbacks).
+func BenchmarkFixedCostOfALine(b *testing.B) {
+	c := newChecker(b, Options{})
+	s, err := c.Start(context.Background(), checkers.SessionOptions{Flags: []string{"-xc++", "-std=c++17"}, Filename: "fixed.cpp"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	head := "int main() {\n  int x = 0;\n"
+	if err := s.Submit(head, checkers.SubmitOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	off := len(head)
+	waitProgress(b, s, off)
+	const line = "  x = x + 1;\n"
+	lat := make([]time.Duration, 0, b.N)
+	shim := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		off += len(line)
+		t0 := time.Now()
+		if err := s.Submit(line, checkers.SubmitOptions{Cat: checkers.BoundaryStmt}); err != nil {
+			b.Fatal(err)
+		}
+		ev := waitProgress(b, s, off)
+		lat = append(lat, time.Since(t0))
+		shim = append(shim, time.Duration(ev.ShimUS)*time.Microsecond)
+	}
+	b.StopTimer()
+	b.ReportMetric(quantile(lat, 0.5), "median-ms/line")
+	b.ReportMetric(quantile(lat, 0.9), "p90-ms/line")
+	b.ReportMetric(quantile(shim, 0.5), "shim-median-ms")
 }
 
 // Fork time of a checkpoint after the <bits/stdc++.h> preamble (measured by the shim around
