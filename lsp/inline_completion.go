@@ -110,17 +110,18 @@ func (s *Server) inlineCompletion(ctx context.Context, params json.RawMessage) (
 	if req.Budget.MaxAttempts <= 0 {
 		req.Budget.MaxAttempts = defaultInlineMaxAttempts
 	}
-	// On a line of only indentation the code goes on that line, from its start (placement):
-	// the item is inserted at the cursor, so it leaves out the indentation already typed.
+	// What is around the cursor on its line shapes the item. On a line of only indentation the
+	// code goes on that line, from its start (placement): the item is inserted at the cursor,
+	// so it leaves out the indentation already typed. What follows the cursor decides how the
+	// item ends (endOnTheLine).
+	cursorOff, cursorErr := offsetAt(text, p.Position, s.enc)
 	indent := ""
-	if off, err := offsetAt(text, p.Position, s.enc); err == nil {
-		indent = indentBefore(text, off)
+	if cursorErr == nil {
+		indent = indentBefore(text, cursorOff)
 	}
 	atCursor := func(accepted string) string {
 		return strings.TrimPrefix(setup.place.lead+accepted, indent)
 	}
-	// What follows the cursor on its line decides how the item ends (endOnTheLine).
-	cursorOff, cursorErr := offsetAt(text, p.Position, s.enc)
 	prog := s.beginProgress(ctx, p.WorkDoneToken, "Hydra: thinking", func() { cancel(context.Canceled) })
 	prog.report("thinking…")
 	partial := ""
