@@ -112,12 +112,15 @@ type Result struct {
 	ClangdMode              string   `json:"clangd_mode"`
 	ForkSamples             int      `json:"fork_samples"`
 	ForkMaxMS               float64  `json:"fork_max_ms"`
-	ResumeSamples           int      `json:"resume_samples"`
-	ResumeMaxMS             float64  `json:"resume_max_ms"`
-	CheckpointSamples       int      `json:"checkpoint_samples"`
-	CheckpointPrivateMaxKB  float64  `json:"checkpoint_private_max_kb"`
-	CheckpointPrivateNote   string   `json:"checkpoint_private_note"`
-	CheckpointPrivateForkKB float64  `json:"checkpoint_private_after_fork_kb"`
+	// CheckpointPrepMS: the shim's work before each checkpoint's fork (chkpt meta prep_us:
+	// malloc_trim, dropping the dead stack, a new malloc generation), median; fork_ms leaves it out.
+	CheckpointPrepMS        float64 `json:"checkpoint_prep_ms"`
+	ResumeSamples           int     `json:"resume_samples"`
+	ResumeMaxMS             float64 `json:"resume_max_ms"`
+	CheckpointSamples       int     `json:"checkpoint_samples"`
+	CheckpointPrivateMaxKB  float64 `json:"checkpoint_private_max_kb"`
+	CheckpointPrivateNote   string  `json:"checkpoint_private_note"`
+	CheckpointPrivateForkKB float64 `json:"checkpoint_private_after_fork_kb"`
 	// ByLanguage repeats the latency comparison for the C and the C++ programs apart
 	// (re-invoking clang costs far more with C++ headers).
 	ByLanguage map[string]LangResult `json:"by_language"`
@@ -265,6 +268,7 @@ func summarize(s *samples, byLang map[string]*samples) *Result {
 		res.SpeedupVsClangd = res.ClangdMedianMS / res.IncrementalMedianMS
 	}
 	res.ForkMS, res.ForkMaxMS, res.ForkSamples = median(s.fork), percentile(s.fork, 1), len(s.fork)
+	res.CheckpointPrepMS = median(s.prep)
 	res.ResumeMS, res.ResumeMaxMS, res.ResumeSamples = median(s.resume), percentile(s.resume, 1), len(s.resume)
 	res.CheckpointPrivateKB, res.CheckpointPrivateMaxKB, res.CheckpointSamples = mean(s.privKB), percentile(s.privKB, 1), len(s.privKB)
 	res.CheckpointPrivateForkKB = mean(s.privFork)
@@ -321,6 +325,7 @@ type samples struct {
 	perLine, firstThird, lastThird, eos []float64
 	reinvoke, clangd                    []float64
 	fork, resume, privKB, privFork      []float64
+	prep                                []float64 // the shim's work before each fork (prep_us)
 	cold, warm                          []float64
 	bdDriver, bdIPC, bdShim             []float64
 	rawRT, oneRT, oneIPC                []float64 // raw round trips, and on one processor
@@ -340,6 +345,7 @@ func (s *samples) add(o *samples) {
 	s.reinvoke = append(s.reinvoke, o.reinvoke...)
 	s.clangd = append(s.clangd, o.clangd...)
 	s.fork = append(s.fork, o.fork...)
+	s.prep = append(s.prep, o.prep...)
 	s.resume = append(s.resume, o.resume...)
 	s.privKB = append(s.privKB, o.privKB...)
 	s.privFork = append(s.privFork, o.privFork...)
@@ -409,6 +415,7 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 		cp     checkers.Checkpoint
 		pid    int
 		forkMS float64 // as the shim measured it (meta fork_us); 0 if it did not say
+		prepMS float64 // the shim's work before the fork (meta prep_us); -1 if it did not say
 	}
 	var cps []held
 	defer func() {
@@ -419,7 +426,11 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 	adopt := func(ev checkers.Event) {
 		if cp := ch.Adopt(ev.ID); cp != nil {
 			f, _ := ev.Meta["fork_us"].(float64)
-			cps = append(cps, held{cp, ev.PID, f / 1000})
+			prep := -1.0
+			if p, ok := ev.Meta["prep_us"].(float64); ok {
+				prep = p / 1000
+			}
+			cps = append(cps, held{cp, ev.PID, f / 1000, prep})
 		}
 	}
 	var lat []float64
@@ -459,6 +470,9 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 					f = ms(time.Since(progressAt)) // the shim did not say: progress to chkpt
 				}
 				s.fork = append(s.fork, f)
+				if h.prepMS >= 0 {
+					s.prep = append(s.prep, h.prepMS)
+				}
 			}
 			continue // a checkpointed chunk's latency includes the fork: not a per-line sample
 		}

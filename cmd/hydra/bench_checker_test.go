@@ -29,7 +29,7 @@ func TestBenchCheckerSmoke(t *testing.T) {
 		t.Fatalf("not JSON: %v\n%s", err, out.String())
 	}
 	for _, k := range []string{"incremental_median_ms", "incremental_p99_ms", "reinvoke_median_ms", "clangd_median_ms",
-		"speedup_vs_reinvoke", "speedup_vs_clangd", "fork_ms", "resume_ms", "checkpoint_private_kb",
+		"speedup_vs_reinvoke", "speedup_vs_clangd", "fork_ms", "checkpoint_prep_ms", "resume_ms", "checkpoint_private_kb",
 		"cold_preamble_ms", "warm_preamble_ms"} {
 		v, ok := res[k].(float64)
 		if !ok {

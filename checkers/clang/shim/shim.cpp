@@ -721,8 +721,9 @@ void growFoldingSets(CompilerInstance &CI) {
 
 // stackLow returns the lowest address of the main thread's stack mapping ([stack] in
 // /proc/self/maps), or 0. It reads the file a line at a time into buffers on its own stack
-// frame, not the heap: heap pages it wrote would be shared at the fork that follows.
-uintptr_t stackLow() {
+// frame, not the heap: heap pages it wrote would be shared at the fork that follows. Never
+// inlined: its 4.6 KB of buffers must not become part of dropDeadStack's frame (see there).
+__attribute__((noinline)) uintptr_t stackLow() {
   int Fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
   if (Fd < 0)
     return 0;
@@ -746,14 +747,42 @@ uintptr_t stackLow() {
   return Low;
 }
 
+// gStackLow is the lowest address of the main thread's stack mapping as last seen (0: not
+// read yet). A fork copies it, so resumed sessions start from their checkpoint's.
+uintptr_t gStackLow = 0;
+
+// currentStackLow returns the lowest address of the main thread's stack mapping, or 0. Reading
+// /proc/self/maps costs 0.07-0.2 ms here (the kernel prints a line per mapping, a hundred and
+// more with LLVM's libraries), so it is read once; after that, the stack can only have grown
+// down, and each page it grew by is found with mincore(), which fails on the first unmapped
+// page below it. No other mapping can lie right below the stack: the kernel keeps a guard gap
+// of 256 pages there (stack_guard_gap), so the walk never leaves the stack.
+__attribute__((noinline)) uintptr_t currentStackLow(uintptr_t Page) {
+  if (gStackLow == 0) {
+    gStackLow = stackLow();
+    return gStackLow;
+  }
+  unsigned char Resident;
+  while (gStackLow > Page && mincore(reinterpret_cast<void *>(gStackLow - Page), Page, &Resident) == 0)
+    gStackLow -= Page;
+  return gStackLow;
+}
+
 // dropDeadStack gives back to the kernel the pages of the main thread's stack below the
 // caller's frame: left over from deeper calls (the parser's recursion), dead now. Mapped at a
 // fork, each would be shared with the checkpoint and become the checkpoint's private copy when
 // the session's next deep call writes it; dropped, that write finds a fresh zero page instead.
 // Only the [stack] mapping is touched; nothing is dropped when it is not found.
+// The end of what is dropped is one page below the page of this function's frame address, and
+// the calls made after that (madvise, and what the caller does next) must use no stack below
+// it. That holds because this frame is a few words: its helpers are never inlined. (Until they
+// were marked so, stackLow was inlined here with its buffers, the stack pointer lay 4.6 KB
+// below the frame address, and only the compiler's tail call of madvise kept its return
+// address out of the dropped pages; without the tail call, a frame address less than 560 bytes
+// into its page made madvise return to address 0.)
 __attribute__((noinline)) void dropDeadStack() {
-  uintptr_t Low = stackLow();
   uintptr_t Page = uintptr_t(sysconf(_SC_PAGESIZE));
+  uintptr_t Low = currentStackLow(Page);
   // One page of margin below this frame: what the calls from here (madvise, fork) use.
   uintptr_t Here = uintptr_t(__builtin_frame_address(0)) & ~(Page - 1);
   if (Low == 0 || Here < Low + 2 * Page)
@@ -1123,6 +1152,7 @@ private:
     if (!Forked && GrowSets)
       growFoldingSets(*CI);
     Forked = true;
+    auto Prep = std::chrono::steady_clock::now();
     // Then give free heap pages back to the kernel: every page still mapped at the fork is
     // shared with the session, and becomes the checkpoint's own private copy as soon as the
     // session writes to it (malloc reuses freed chunks first). Measured in
@@ -1158,13 +1188,16 @@ private:
     // on its own (it exits only when that end hangs up or the lifeline does).
     int PidFd = pidfdOpen(Pid);
     auto Us = std::chrono::duration_cast<std::chrono::microseconds>(T1 - T0).count();
+    // prep_us: the work before the fork (malloc_trim, the dead stack, the new malloc
+    // generation), which the checkpoint costs beyond fork() itself.
+    auto PrepUs = std::chrono::duration_cast<std::chrono::microseconds>(T0 - Prep).count();
     if (PidFd >= 0)
       send({{"event", "chkpt"},
             {"off", int64_t(Off)},
             {"id", ID},
             {"parent", Session},
             {"pid", int64_t(Pid)},
-            {"meta", llvm::json::Object{{"fork_us", int64_t(Us)}}}},
+            {"meta", llvm::json::Object{{"fork_us", int64_t(Us)}, {"prep_us", int64_t(PrepUs)}}}},
            {Ctl[0], PidFd});
     close(Ctl[0]); // the driver has its own copy now; without a pidfd, the child sees EOF and exits
     if (PidFd >= 0)
