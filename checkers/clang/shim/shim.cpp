@@ -774,8 +774,8 @@ __attribute__((noinline)) uintptr_t currentStackLow(uintptr_t Page) {
 // the session's next deep call writes it; dropped, that write finds a fresh zero page instead.
 // Only the [stack] mapping is touched; nothing is dropped when it is not found.
 // The end of what is dropped is one page below the page of this function's frame address, and
-// the calls made after that (madvise, and what the caller does next) must use no stack below
-// it. That holds because this frame is a few words: its helpers are never inlined. (Until they
+// nothing live may lie below it while madvise runs: its own return address must be above it.
+// That holds because this frame is a few words: its helpers are never inlined. (Until they
 // were marked so, stackLow was inlined here with its buffers, the stack pointer lay 4.6 KB
 // below the frame address, and only the compiler's tail call of madvise kept its return
 // address out of the dropped pages; without the tail call, a frame address less than 560 bytes
