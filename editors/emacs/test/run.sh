@@ -47,10 +47,15 @@ tui_end() { # NAME: quits Emacs as a person does (C-g, then C-x C-c, answering i
   tui_wait_screen 'Quit' 2
   tui_keys C-x C-c
   # Each question is answered once: the screen may still show it for a moment after the answer.
-  local i screen answered=""
-  for i in $(seq 1 100); do
+  # When neither a question nor the exit comes within 3 s, C-x C-c was lost (a message that
+  # came in, e.g. "Hydra: cancelled", can replace "Quit" before the quit has been handled, and
+  # the keys typed during it are discarded): as a person would, press C-g and C-x C-c again,
+  # twice at most.
+  local i screen answered="" since=0 retries=0
+  for i in $(seq 1 150); do
     tui_running || break
     screen="$(tui_screen)"
+    since=$((since + 1))
     if [[ "$screen" == *"Save file"* && "$answered" != *save* ]]; then
       tui_keys n
       answered+=" save"
@@ -62,6 +67,13 @@ tui_end() { # NAME: quits Emacs as a person does (C-g, then C-x C-c, answering i
       tui_type 'yes'
       tui_keys Enter
       answered+=" active"
+    elif [[ -z "$answered" && $since -ge 30 && $retries -lt 2 ]]; then
+      echo "# $1: no question and no exit 3 s after C-x C-c: C-g and C-x C-c again"
+      tui_keys C-g
+      sleep 0.5
+      tui_keys C-x C-c
+      since=0
+      retries=$((retries + 1))
     fi
     sleep 0.1
   done
