@@ -76,13 +76,14 @@ func (s *Server) inlineCompletion(ctx context.Context, params json.RawMessage) (
 		s.mu.Unlock()
 	}()
 
-	if off, err := offsetAt(text, p.Position, s.enc); err == nil && d.isCFamily() {
+	cursorOff, cursorErr := offsetAt(text, p.Position, s.enc)
+	if cursorErr == nil && d.isCFamily() {
 		opts := chunk.Options{}
 		if lang == "c" {
 			opts = chunk.OptionsForFlags([]string{"-xc"}, "")
 		}
-		probe := text[:off]
-		if endOfCodeLine(text, off) {
+		probe := text[:cursorOff]
+		if endOfCodeLine(text, cursorOff) {
 			probe += "\n" // the completion starts a new line: a line comment there has ended
 		}
 		if chunk.InCommentOrLiteral(probe, opts) {
@@ -110,17 +111,22 @@ func (s *Server) inlineCompletion(ctx context.Context, params json.RawMessage) (
 	if req.Budget.MaxAttempts <= 0 {
 		req.Budget.MaxAttempts = defaultInlineMaxAttempts
 	}
-	// What is around the cursor on its line shapes the item. On a line of only indentation the
-	// code goes on that line, from its start (placement): the item is inserted at the cursor,
-	// so it leaves out the indentation already typed. What follows the cursor decides how the
-	// item ends (endOnTheLine).
-	cursorOff, cursorErr := offsetAt(text, p.Position, s.enc)
+	// What is around the cursor on its line shapes the item: atCursor returns its text and the
+	// end of the range it replaces. On a line of only indentation the code goes on that line,
+	// from its start (placement): the item is inserted at the cursor, so it leaves out the
+	// indentation already typed. What follows the cursor decides how the item ends
+	// (endOnTheLine).
 	indent := ""
 	if cursorErr == nil {
 		indent = indentBefore(text, cursorOff)
 	}
-	atCursor := func(accepted string) string {
-		return strings.TrimPrefix(setup.place.lead+accepted, indent)
+	atCursor := func(accepted string) (string, Position) {
+		insert := strings.TrimPrefix(setup.place.lead+accepted, indent)
+		if cursorErr != nil {
+			return insert, p.Position
+		}
+		insert, end := endOnTheLine(text, cursorOff, insert)
+		return insert, positionAt(text, end, s.enc)
 	}
 	prog := s.beginProgress(ctx, p.WorkDoneToken, "Hydra: thinking", func() { cancel(context.Canceled) })
 	prog.report("thinking…")
@@ -130,10 +136,7 @@ func (s *Server) inlineCompletion(ctx context.Context, params json.RawMessage) (
 		case "accepted":
 			if t := strings.TrimSpace(u.Accepted); t != "" && u.Accepted != partial && ctx.Err() == nil {
 				partial = u.Accepted
-				shown := atCursor(u.Accepted)
-				if cursorErr == nil {
-					shown, _ = endOnTheLine(text, cursorOff, shown)
-				}
+				shown, _ := atCursor(u.Accepted)
 				s.notify("hydra/inlineCompletionPartial", InlinePartialParams{
 					TextDocument: p.TextDocument, Position: p.Position, Text: shown})
 			}
@@ -154,12 +157,7 @@ func (s *Server) inlineCompletion(ctx context.Context, params json.RawMessage) (
 		return nil, err
 	}
 	if res.OK && res.Text != "" {
-		insert, end := atCursor(res.Text), p.Position
-		if cursorErr == nil {
-			var endOff int
-			insert, endOff = endOnTheLine(text, cursorOff, insert)
-			end = positionAt(text, endOff, s.enc)
-		}
+		insert, end := atCursor(res.Text)
 		empty.Items = append(empty.Items, InlineCompletionItem{
 			InsertText: insert,
 			Range:      &Range{Start: p.Position, End: end},
@@ -208,11 +206,11 @@ func indentBefore(text string, off int) string {
 // item is left as it was: text follows on the line, the line is the last one and has no
 // break, or the text does not end with one).
 func endOnTheLine(text string, off int, insert string) (string, int) {
-	eol := strings.IndexByte(text[off:], '\n')
-	if eol < 0 {
+	_, eol := lineBounds(text, off)
+	if eol == len(text) {
 		return insert, off
 	}
-	rest := strings.TrimSuffix(text[off:off+eol], "\r")
+	rest := strings.TrimSuffix(text[off:eol], "\r")
 	if strings.Trim(rest, " \t") != "" {
 		return insert, off
 	}
