@@ -85,6 +85,27 @@ type Breakdown struct {
 	IPCOneProcessor       float64 `json:"ipc_one_processor"`
 }
 
+// afterCheckpointChunks is how many chunks after a checkpoint's fork AfterCheckpoint counts as
+// "after" it.
+const afterCheckpointChunks = 5
+
+// AfterCheckpoint splits the per-line samples by where they lie since the latest checkpoint:
+// the first afterCheckpointChunks chunks after it (the preamble's included) and the chunks
+// after those. After a fork each page of the session is shared with the checkpoint, and the
+// session's first write to one copies it (a page fault); most of those writes come in the
+// next few chunks, so this says how much of a line's time the checkpoints cost.
+type AfterCheckpoint struct {
+	Chunks            int     `json:"chunks"`
+	AfterSamples      int     `json:"after_samples"`
+	AfterMedianMS     float64 `json:"after_median_ms"`
+	AfterShimMedianMS float64 `json:"after_shim_median_ms"`
+	AfterFaultsMean   float64 `json:"after_faults_mean"`
+	LaterSamples      int     `json:"later_samples"`
+	LaterMedianMS     float64 `json:"later_median_ms"`
+	LaterShimMedianMS float64 `json:"later_shim_median_ms"`
+	LaterFaultsMean   float64 `json:"later_faults_mean"`
+}
+
 // Result is the benchmark's one JSON object. Times are in milliseconds.
 type Result struct {
 	IncrementalMedianMS float64 `json:"incremental_median_ms"`
@@ -131,6 +152,8 @@ type Result struct {
 	Machine *Machine `json:"machine,omitempty"`
 	// BreakdownMS splits the per-line latency (Config.Shim set).
 	BreakdownMS *Breakdown `json:"breakdown_ms,omitempty"`
+	// AfterCheckpoint splits the per-line latency by the distance from the latest checkpoint.
+	AfterCheckpoint *AfterCheckpoint `json:"after_checkpoint,omitempty"`
 	// BySet repeats the figures for each program set ("default", "heavy"); the preamble figures
 	// are measured once and repeated.
 	BySet map[string]*Result `json:"by_set,omitempty"`
@@ -284,6 +307,11 @@ func summarize(s *samples, byLang map[string]*samples) *Result {
 	}
 	res.ColdPreambleMS = median(s.cold)
 	res.WarmPreambleMS = median(s.warm)
+	if len(s.after.lat)+len(s.later.lat) > 0 {
+		res.AfterCheckpoint = &AfterCheckpoint{Chunks: afterCheckpointChunks,
+			AfterSamples: len(s.after.lat), AfterMedianMS: median(s.after.lat), AfterShimMedianMS: median(s.after.shim), AfterFaultsMean: mean(s.after.faults),
+			LaterSamples: len(s.later.lat), LaterMedianMS: median(s.later.lat), LaterShimMedianMS: median(s.later.shim), LaterFaultsMean: mean(s.later.faults)}
+	}
 	if len(s.bdShim) > 0 {
 		res.BreakdownMS = &Breakdown{Driver: median(s.bdDriver), IPC: median(s.bdIPC), Shim: median(s.bdShim), Samples: len(s.bdShim),
 			ShimFaultsMean: mean(s.faults), ShimFaultsMedian: median(s.faults),
@@ -328,12 +356,24 @@ type samples struct {
 	prep                                []float64 // the shim's work before each fork (prep_us)
 	cold, warm                          []float64
 	bdDriver, bdIPC, bdShim             []float64
-	rawRT, oneRT, oneIPC                []float64 // raw round trips, and on one processor
-	faults                              []float64 // page faults per chunk (shim_faults)
+	rawRT, oneRT, oneIPC                []float64    // raw round trips, and on one processor
+	faults                              []float64    // page faults per chunk (shim_faults)
+	after, later                        chunkSamples // per-line samples near the latest checkpoint, and the rest
 	programs                            int
 	ids                                 []string
 	// chunk: per chunk index of the program just measured, latency and the shim's own time.
 	chunk map[int][2]float64
+}
+
+// chunkSamples are per-chunk latency, shim time (ms) and page faults of some of the chunks.
+type chunkSamples struct{ lat, shim, faults []float64 }
+
+func (c *chunkSamples) add(lat, shim, faults float64) {
+	c.lat, c.shim, c.faults = append(c.lat, lat), append(c.shim, shim), append(c.faults, faults)
+}
+
+func (c *chunkSamples) addAll(o chunkSamples) {
+	c.lat, c.shim, c.faults = append(c.lat, o.lat...), append(c.shim, o.shim...), append(c.faults, o.faults...)
 }
 
 // add appends o's program measurements to s.
@@ -356,6 +396,8 @@ func (s *samples) add(o *samples) {
 	s.oneRT = append(s.oneRT, o.oneRT...)
 	s.oneIPC = append(s.oneIPC, o.oneIPC...)
 	s.faults = append(s.faults, o.faults...)
+	s.after.addAll(o.after)
+	s.later.addAll(o.later)
 	s.ids = append(s.ids, o.ids...)
 }
 
@@ -434,6 +476,7 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 		}
 	}
 	var lat []float64
+	sinceCheckpoint := 0 // chunks since the latest checkpoint was asked for
 	s.ids = append(s.ids, p.ID)
 	s.chunk = map[int][2]float64{}
 	for i, c := range chs {
@@ -474,13 +517,20 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 					s.prep = append(s.prep, h.prepMS)
 				}
 			}
+			sinceCheckpoint = 0
 			continue // a checkpointed chunk's latency includes the fork: not a per-line sample
 		}
+		sinceCheckpoint++
 		if i >= first {
-			d := ms(progressAt.Sub(start))
+			d, shim, faults := ms(progressAt.Sub(start)), float64(ev.ShimUS)/1000, float64(ev.ShimFaults)
 			lat = append(lat, d)
-			s.chunk[i] = [2]float64{d, float64(ev.ShimUS) / 1000}
-			s.faults = append(s.faults, float64(ev.ShimFaults))
+			s.chunk[i] = [2]float64{d, shim}
+			s.faults = append(s.faults, faults)
+			if sinceCheckpoint <= afterCheckpointChunks {
+				s.after.add(d, shim, faults)
+			} else {
+				s.later.add(d, shim, faults)
+			}
 		}
 	}
 	// Dormant checkpoints now hold what the session has changed since their fork.

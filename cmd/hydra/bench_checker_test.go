@@ -77,6 +77,12 @@ func TestBenchCheckerSmoke(t *testing.T) {
 	} else if rt, _ := bd["round_trip_one_processor"].(float64); rt <= 0 {
 		t.Errorf("breakdown_ms.round_trip_one_processor = %v: nothing measured", bd["round_trip_one_processor"])
 	}
+	// Every per-line sample lies either within the first chunks after a checkpoint or later.
+	if ac, _ := res["after_checkpoint"].(map[string]any); ac["chunks"] != 5.0 {
+		t.Errorf("after_checkpoint = %v, want chunks 5", res["after_checkpoint"])
+	} else if a, l := ac["after_samples"].(float64), ac["later_samples"].(float64); a <= 0 || a+l != res["incremental_samples"] {
+		t.Errorf("after_checkpoint: %v + %v samples, want some after a checkpoint and %v in all", a, l, res["incremental_samples"])
+	}
 	// What the run was measured on: the load before and after (the idle-processor settings are
 	// there where the machine has them).
 	machine, _ := res["machine"].(map[string]any)
