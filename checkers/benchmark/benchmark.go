@@ -46,6 +46,10 @@ type Config struct {
 	// CheckpointEvery takes a checkpoint every this many chunks after the preamble (default 25),
 	// to measure fork, resume and the private memory of dormant checkpoints.
 	CheckpointEvery int
+	// Pace, when positive, is a pause before each chunk after a program's first, as a model
+	// would leave between lines: the processes go to sleep in between, as they do in use. The
+	// default (0) submits each chunk as soon as the previous one has its event.
+	Pace time.Duration
 	// PreambleRuns is the number of cold and of warm <bits/stdc++.h> starts (default 2 and 5×).
 	PreambleRuns int
 	// Log, when set, receives a line per step.
@@ -146,7 +150,9 @@ type Result struct {
 	// (re-invoking clang costs far more with C++ headers).
 	ByLanguage map[string]LangResult `json:"by_language"`
 	CPUs       int                   `json:"cpus"`
-	Note       string                `json:"note"`
+	// PaceMS is Config.Pace: the pause before each chunk (0: none, chunks back to back).
+	PaceMS float64 `json:"pace_ms"`
+	Note   string  `json:"note"`
 
 	// Machine: how idle processors wait and the load before and after (top level only).
 	Machine *Machine `json:"machine,omitempty"`
@@ -215,14 +221,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				return nil, fmt.Errorf("incremental %s: %w", p.ID, err)
 			}
 			if cfg.Shim != "" {
-				raw, err := measureRaw(ctx, cfg.Shim, p)
+				raw, err := measureRaw(ctx, cfg.Shim, p, cfg.Pace)
 				if err != nil {
 					return nil, fmt.Errorf("raw protocol %s: %w", p.ID, err)
 				}
 				ps.split(raw)
 				// An extra figure: where processors cannot be bound (a sandbox that forbids
 				// sched_setaffinity), say so and leave its fields at 0 rather than fail the run.
-				if one, err := measureRawOneProcessor(ctx, cfg.Shim, p); err == nil {
+				if one, err := measureRawOneProcessor(ctx, cfg.Shim, p, cfg.Pace); err == nil {
 					ps.splitOneProcessor(one)
 				} else if ctx.Err() != nil {
 					return nil, fmt.Errorf("raw protocol on one processor %s: %w", p.ID, err)
@@ -259,6 +265,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("preamble: %w", err)
 	}
 	res := summarize(&all, allByLang)
+	res.PaceMS = ms(cfg.Pace)
 	machine.LoadAverageEnd, _ = loadAverage()
 	res.Machine = machine
 	res.BySet = map[string]*Result{}
@@ -266,6 +273,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.Sets = append(res.Sets, set.Name)
 		perSet[k].cold, perSet[k].warm = all.cold, all.warm
 		res.BySet[set.Name] = summarize(perSet[k], perSetByLang[k])
+		res.BySet[set.Name].PaceMS = res.PaceMS
 	}
 	return res, nil
 }
@@ -483,6 +491,9 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 		wantCP := i >= first && i > 0 && (i-first)%cfg.CheckpointEvery == cfg.CheckpointEvery-1
 		if i+1 == first {
 			wantCP = true // the preamble checkpoint, as the engine takes it
+		}
+		if i > 0 && cfg.Pace > 0 {
+			time.Sleep(cfg.Pace)
 		}
 		start := time.Now()
 		if err := sess.Submit(c.Text, checkers.SubmitOptions{Cat: c.Cat, Checkpoint: wantCP}); err != nil {

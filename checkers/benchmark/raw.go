@@ -81,23 +81,23 @@ func (r *rawShim) close() {
 // as the driver reads and writes (checkers/clang/fds.go). It returns, per chunk index after the
 // preamble, the round trip and the shim's own time (shim_us), both in ms: the baseline that
 // splits a line's latency into driver, transport and shim (breakdown_ms).
-func measureRaw(ctx context.Context, shim string, p agreement.Program) (map[int][2]float64, error) {
+func measureRaw(ctx context.Context, shim string, p agreement.Program, pace time.Duration) (map[int][2]float64, error) {
 	rs, err := startRaw(ctx, shim, p)
 	if err != nil {
 		return nil, err
 	}
 	defer rs.close()
-	return rs.stream(p)
+	return rs.stream(p, pace)
 }
 
 // stream streams p on the shim's socket with blocking system calls, each read bounded by
-// rawReadTimeout.
-func (r *rawShim) stream(p agreement.Program) (map[int][2]float64, error) {
+// rawReadTimeout, pausing for pace before each chunk after the first.
+func (r *rawShim) stream(p agreement.Program, pace time.Duration) (map[int][2]float64, error) {
 	tv := unix.NsecToTimeval(rawReadTimeout.Nanoseconds())
 	if err := unix.SetsockoptTimeval(r.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
 		return nil, fmt.Errorf("raw: %w", err)
 	}
-	return streamRaw(blockingFD(r.fd), p)
+	return streamRaw(blockingFD(r.fd), p, pace)
 }
 
 // measureRawOneProcessor is measureRaw with the client and the shim on one processor: the client
@@ -106,7 +106,7 @@ func (r *rawShim) stream(p agreement.Program) (map[int][2]float64, error) {
 // costs (an idle virtual CPU that halts), this is the floor of the round trip; the driver itself
 // does not do this, because its events go to goroutines that run on any processor
 // (docs/checker-benchmark.md).
-func measureRawOneProcessor(ctx context.Context, shim string, p agreement.Program) (map[int][2]float64, error) {
+func measureRawOneProcessor(ctx context.Context, shim string, p agreement.Program, pace time.Duration) (map[int][2]float64, error) {
 	type result struct {
 		out map[int][2]float64
 		err error
@@ -141,7 +141,7 @@ func measureRawOneProcessor(ctx context.Context, shim string, p agreement.Progra
 			if err := unix.SchedSetaffinity(rs.cmd.Process.Pid, &set); err != nil {
 				return nil, fmt.Errorf("raw, one processor: bind the shim to processor %d: %w", cpu, err)
 			}
-			return rs.stream(p)
+			return rs.stream(p, pace)
 		}()
 		done <- result{out, err}
 	}()
@@ -188,9 +188,10 @@ func (f blockingFD) Write(b []byte) (int, error) {
 	return done, nil
 }
 
-// streamRaw submits p's chunks one at a time on rw and waits for each chunk's progress line. It
-// returns, per chunk index after the preamble, the round trip and shim_us, both in ms.
-func streamRaw(rw io.ReadWriter, p agreement.Program) (map[int][2]float64, error) {
+// streamRaw submits p's chunks one at a time on rw and waits for each chunk's progress line,
+// pausing for pace before each chunk after the first (Config.Pace). It returns, per chunk index
+// after the preamble, the round trip and shim_us, both in ms.
+func streamRaw(rw io.ReadWriter, p agreement.Program, pace time.Duration) (map[int][2]float64, error) {
 	r := bufio.NewReaderSize(rw, 32<<10)
 	next := func() (rawEvent, error) {
 		line, err := r.ReadBytes('\n')
@@ -217,6 +218,9 @@ func streamRaw(rw io.ReadWriter, p agreement.Program) (map[int][2]float64, error
 		buf = strconv.AppendInt(buf, int64(len(c.Text)), 10)
 		buf = append(buf, "}\n"...)
 		buf = append(buf, c.Text...)
+		if i > 0 && pace > 0 {
+			time.Sleep(pace)
+		}
 		start := time.Now()
 		if _, err := rw.Write(buf); err != nil {
 			return nil, fmt.Errorf("raw: %w", err)

@@ -39,6 +39,7 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 		clangdN  = fs.Int("clangd-samples", 12, "didChange growths per program sent to clangd")
 		noClangd = fs.Bool("no-clangd", false, "skip clangd")
 		every    = fs.Int("checkpoint-every", 25, "take a checkpoint every N chunks")
+		pace     = fs.Duration("pace", 0, "pause this long before each chunk, as a model leaves between lines (0: each chunk as soon as the previous one has its event)")
 		quiet    = fs.Bool("q", false, "no progress log on stderr")
 		set      = fs.String("set", "all", "program set: default (corpus programs), heavy (<bits/stdc++.h> + a competitive-programming template around the corpus's C++ programs), or all")
 		heavyN   = fs.Int("heavy-programs", 3, "programs in the heavy set")
@@ -57,6 +58,10 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "hydra bench checker: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if *pace < 0 {
+		fmt.Fprintf(stderr, "hydra bench checker: --pace %v: want a pause of 0 or more\n", *pace)
 		return 2
 	}
 	fail := func(err error) int {
@@ -117,7 +122,7 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 	}
 	defer ch.Close()
 	cfg := benchmark.Config{Checker: ch, Clang: cl, Clangd: clangd, Programs: progs, Sets: sets,
-		ReinvokeSamples: *reinvoke, ClangdSamples: *clangdN, CheckpointEvery: *every}
+		ReinvokeSamples: *reinvoke, ClangdSamples: *clangdN, CheckpointEvery: *every, Pace: *pace}
 	if !*noSplit {
 		cfg.Shim = ch.ShimPath()
 	}

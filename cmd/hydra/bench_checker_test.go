@@ -17,7 +17,7 @@ import (
 func TestBenchCheckerSmoke(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := benchCheckerMain([]string{"--json", "-q", "--programs", "1", "--reinvoke-samples", "1", "--clangd-samples", "2", "--checkpoint-every", "10",
-		"--heavy-programs", "1", "--growth-lines", "120", "--growth-clangd-samples", "2"}, &out, &errb)
+		"--heavy-programs", "1", "--growth-lines", "120", "--growth-clangd-samples", "2", "--pace", "2ms"}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -77,6 +77,9 @@ func TestBenchCheckerSmoke(t *testing.T) {
 	} else if rt, _ := bd["round_trip_one_processor"].(float64); rt <= 0 {
 		t.Errorf("breakdown_ms.round_trip_one_processor = %v: nothing measured", bd["round_trip_one_processor"])
 	}
+	if res["pace_ms"] != 2.0 {
+		t.Errorf("pace_ms = %v, want 2 (--pace 2ms)", res["pace_ms"])
+	}
 	// Every per-line sample lies either within the first chunks after a checkpoint or later.
 	if ac, _ := res["after_checkpoint"].(map[string]any); ac["chunks"] != 5.0 {
 		t.Errorf("after_checkpoint = %v, want chunks 5", res["after_checkpoint"])
@@ -102,6 +105,10 @@ func TestBenchCheckerUsage(t *testing.T) {
 	errb.Reset()
 	if code := benchCheckerMain([]string{"extra"}, &out, &errb); code != 2 {
 		t.Fatalf("stray argument: exit %d", code)
+	}
+	errb.Reset()
+	if code := benchCheckerMain([]string{"--pace", "-1ms"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--pace") {
+		t.Fatalf("negative pace: exit %d, stderr %q", code, errb.String())
 	}
 }
 
