@@ -322,7 +322,7 @@ func summarize(s *samples, byLang map[string]*samples) *Result {
 	}
 	if len(s.bdShim) > 0 {
 		res.BreakdownMS = &Breakdown{Driver: median(s.bdDriver), IPC: median(s.bdIPC), Shim: median(s.bdShim), Samples: len(s.bdShim),
-			ShimFaultsMean: mean(s.faults), ShimFaultsMedian: median(s.faults),
+			ShimFaultsMean: mean(s.faults()), ShimFaultsMedian: median(s.faults()),
 			RoundTripRaw: median(s.rawRT), RoundTripOneProcessor: median(s.oneRT), IPCOneProcessor: median(s.oneIPC)}
 	}
 	return res
@@ -365,7 +365,6 @@ type samples struct {
 	cold, warm                          []float64
 	bdDriver, bdIPC, bdShim             []float64
 	rawRT, oneRT, oneIPC                []float64    // raw round trips, and on one processor
-	faults                              []float64    // page faults per chunk (shim_faults)
 	after, later                        chunkSamples // per-line samples near the latest checkpoint, and the rest
 	programs                            int
 	ids                                 []string
@@ -383,6 +382,9 @@ func (c *chunkSamples) add(lat, shim, faults float64) {
 func (c *chunkSamples) addAll(o chunkSamples) {
 	c.lat, c.shim, c.faults = append(c.lat, o.lat...), append(c.shim, o.shim...), append(c.faults, o.faults...)
 }
+
+// faults are the page faults the shim took on each per-line chunk (shim_faults).
+func (s *samples) faults() []float64 { return slices.Concat(s.after.faults, s.later.faults) }
 
 // add appends o's program measurements to s.
 func (s *samples) add(o *samples) {
@@ -403,7 +405,6 @@ func (s *samples) add(o *samples) {
 	s.rawRT = append(s.rawRT, o.rawRT...)
 	s.oneRT = append(s.oneRT, o.oneRT...)
 	s.oneIPC = append(s.oneIPC, o.oneIPC...)
-	s.faults = append(s.faults, o.faults...)
 	s.after.addAll(o.after)
 	s.later.addAll(o.later)
 	s.ids = append(s.ids, o.ids...)
@@ -536,7 +537,6 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 			d, shim, faults := ms(progressAt.Sub(start)), float64(ev.ShimUS)/1000, float64(ev.ShimFaults)
 			lat = append(lat, d)
 			s.chunk[i] = [2]float64{d, shim}
-			s.faults = append(s.faults, faults)
 			if sinceCheckpoint <= afterCheckpointChunks {
 				s.after.add(d, shim, faults)
 			} else {

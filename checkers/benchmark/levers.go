@@ -53,7 +53,7 @@ func MeasureLevers(ctx context.Context, cfg Config, runs []LeverRun, progs []agr
 		out[k] = Lever{Name: r.Name, Setting: r.Setting, IncrementalMedianMS: median(s.perLine),
 			IncrementalP99MS: percentile(s.perLine, 0.99), ForkMS: median(s.fork),
 			CheckpointPrivateKB: mean(s.privKB), CheckpointPrivateMaxKB: percentile(s.privKB, 1), CheckpointSamples: len(s.privKB),
-			ShimFaultsMean: mean(s.faults)}
+			ShimFaultsMean: mean(s.faults())}
 	}
 	return out, nil
 }
