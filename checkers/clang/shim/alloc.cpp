@@ -254,6 +254,15 @@ void hydraNewAllocGeneration() {
   }
 }
 
+bool hydraAllocShared(const void *Block) {
+  if (!Block || !ours(Block))
+    return false;
+  Header *H = headerOf(const_cast<void *>(Block));
+  if (H->Class == kAligned)
+    H = headerOf(static_cast<char *>(const_cast<void *>(Block)) - H->Size);
+  return H->Gen != S.Gen;
+}
+
 extern "C" {
 
 // allocOrGlibc is malloc that also says whether the block is known to be all zero.

@@ -37,6 +37,7 @@
 //   RootedFS         (vfs::ProxyFileSystem) hides every file outside the allowed roots.
 
 #include "alloc.h"
+#include "foldingset.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Basic/AllDiagnostics.h"
 #include "clang/Basic/Diagnostic.h"
@@ -1164,6 +1165,7 @@ private:
     // From here on, new objects go to fresh pages, not to free chunks the checkpoint shares
     // (alloc.cpp).
     hydraNewAllocGeneration();
+    hydraFoldingSetsNewGeneration(); // and new heads of Clang's folding sets (foldingset.cpp)
     int Ctl[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, Ctl) < 0) {
       llvm::errs() << "hydra-clang-shim: checkpoint " << ID << ": " << strerror(errno) << "\n";
@@ -1226,6 +1228,7 @@ private:
       pid_t Pid = fork();
       if (Pid == 0) {
         hydraNewAllocGeneration(); // leave the checkpoint's free chunks to it, as at a fork
+        hydraFoldingSetsNewGeneration();
         // The resumed session dies with the checkpoint (which dies with the driver).
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != Dormant)
