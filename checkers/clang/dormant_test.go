@@ -127,3 +127,18 @@ func TestGenerationalMallocKeepsCheckpointsSmall(t *testing.T) {
 		t.Errorf("with the generational malloc the checkpoints hold %.0f kB, with glibc's %.0f kB: it should save at least 15%%", gen, glibc)
 	}
 }
+
+// Every chunk is a FileID of its own over its own buffer, but all of them name one virtual file
+// (shim.cpp, enterChunk), so a chunk adds no entry to FileManager's maps, SourceManager's content
+// caches or HeaderSearch's file info: tables that every chunk wrote again after each fork, on
+// pages each checkpoint then held. HYDRA_SHIM_FILE_PER_CHUNK=1 is the shim with a virtual file
+// of each chunk's own.
+func TestOneFileEntryForEveryChunkKeepsCheckpointsSmall(t *testing.T) {
+	progs := []string{"cpp/backtracking/generate_parentheses.cpp", "c/audio/alaw.c"}
+	perChunk, _, n := dormantKB(t, progs, []string{"HYDRA_SHIM_FILE_PER_CHUNK=1"})
+	one, _, _ := dormantKB(t, progs, nil)
+	t.Logf("%d checkpoints: %.0f kB of private memory each with a file per chunk, %.0f kB with one file for all", n, perChunk/float64(n), one/float64(n))
+	if one > perChunk*0.9 {
+		t.Errorf("with one file for every chunk the checkpoints hold %.0f kB, with a file per chunk %.0f kB: it should save at least 10%%", one, perChunk)
+	}
+}

@@ -607,7 +607,8 @@ long minorFaults() {
   return U.ru_minflt + U.ru_majflt;
 }
 
-// kChunkMark is in the name of every chunk's virtual file (<checked file><mark><index>).
+// kChunkMark ends the name of the chunks' virtual file (<checked file><mark>), and is in the
+// name of each chunk's buffer (<checked file><mark><index>).
 const char kChunkMark[] = ".hydra-chunk-";
 
 // Chunk is one piece of checked text as Clang sees it: a FileID whose buffer is a `#line`
@@ -805,6 +806,8 @@ public:
   bool TrimBeforeFork = true;
   bool GrowSets = true; // growFoldingSets before the first fork; HYDRA_SHIM_NO_GROW_SETS=1: off
   bool DropStack = true; // dropDeadStack before each fork; HYDRA_SHIM_KEEP_STACK=1: off
+  // One virtual file for each chunk, as before ChunkFile (enterChunk); HYDRA_SHIM_FILE_PER_CHUNK=1.
+  bool FilePerChunk = false;
   bool Forked = false;  // a fork has happened in this process's history (resumed sessions too)
   int SpinUs = 0; // see Channel::reset
   int64_t Session = 0;
@@ -1115,11 +1118,16 @@ private:
       M.Text.replace(0, 3, "   ");
     Buf += M.Text;
     SourceLocation Inc = SM->getLocForStartOfFile(SM->getMainFileID());
-    // Each chunk is a virtual file next to the checked file (a FileEntry whose contents are the
-    // chunk's buffer), not a bare memory buffer: parts of Clang assume the current lexer has a
-    // file (#embed and __has_embed dereference its FileEntry and crash on a bare buffer; quoted
-    // #include / #embed look next to it). The name never appears in diagnostics, which use the
-    // #line name; RootedFS answers for it without touching the disk.
+    // Each chunk is a FileID of its own over its own buffer, and all of them stand for one
+    // virtual file next to the checked file (a FileEntry, ChunkFile): parts of Clang assume the
+    // current lexer has a file (#embed and __has_embed dereference its FileEntry and crash on a
+    // bare buffer; quoted #include / #embed look next to it). The name never appears in
+    // diagnostics, which use the #line name; RootedFS answers for it without touching the disk.
+    // One entry for all chunks, not one each: a virtual file per chunk cost FileManager's maps,
+    // SourceManager's content cache map and HeaderSearch's file info an entry per chunk, pages
+    // that every chunk wrote again after each checkpoint's fork (docs/checker-benchmark.md,
+    // "One file entry for every chunk"). The entry's own contents are never read: each FileID's
+    // content cache holds its chunk's buffer, and only names the entry as its file.
     if (ChunkBase.empty()) {
       // An absolute name: FileManager makes every file's real path absolute, and for a relative
       // name it asks for the working directory each time (two stat() calls a chunk).
@@ -1128,13 +1136,26 @@ private:
       ChunkBase = std::string(Abs) + kChunkMark;
     }
     std::string VName = ChunkBase + std::to_string(Chunks.size());
-    FileEntryRef FE = CI->getFileManager().getVirtualFileRef(VName, off_t(Buf.size()), 0);
-    SM->overrideFileContents(FE, llvm::MemoryBuffer::getMemBufferCopy(Buf, VName));
-    // HeaderSearch expects every file that can include another to have header info (an
-    // #include "x" from a file without it crashes in HeaderSearch::LookupFile): make it, as
-    // entering the main file or an #include does.
-    PP->getHeaderSearchInfo().getFileInfo(FE);
-    C.FID = SM->createFileID(FE, Inc, SrcMgr::C_User);
+    if (FilePerChunk) { // the lever's "off" row: a virtual file of the chunk's own
+      FileEntryRef FE = CI->getFileManager().getVirtualFileRef(VName, off_t(Buf.size()), 0);
+      SM->overrideFileContents(FE, llvm::MemoryBuffer::getMemBufferCopy(Buf, VName));
+      PP->getHeaderSearchInfo().getFileInfo(FE); // see below
+      C.FID = SM->createFileID(FE, Inc, SrcMgr::C_User);
+    } else {
+      if (!ChunkFile) {
+        ChunkFile = CI->getFileManager().getVirtualFileRef(ChunkBase, 0, 0);
+        // HeaderSearch expects every file that can include another to have header info (an
+        // #include "x" from a file without it crashes in HeaderSearch::LookupFile): make it, as
+        // entering the main file or an #include does.
+        PP->getHeaderSearchInfo().getFileInfo(*ChunkFile);
+      }
+      C.FID = SM->createFileID(llvm::MemoryBuffer::getMemBufferCopy(Buf, VName), SrcMgr::C_User,
+                               0, 0, Inc);
+      // A memory buffer's content cache names no file; this one names ChunkFile. OrigEntry is a
+      // public member of SrcMgr::ContentCache, reached here through SourceManager's const view.
+      const_cast<SrcMgr::ContentCache &>(SM->getSLocEntry(C.FID).getFile().getContentCache())
+          .OrigEntry = *ChunkFile;
+    }
     Total += C.Len;
     ByFID[C.FID] = Chunks.size();
     Chunks.push_back(std::move(C));
@@ -1258,6 +1279,7 @@ private:
   std::vector<Chunk> Chunks;
   llvm::DenseMap<FileID, size_t> ByFID;
   std::string ChunkBase; // the checked file's absolute path and kChunkMark (enterChunk)
+  OptionalFileEntryRef ChunkFile; // the one file entry every chunk names (enterChunk)
   long FaultsAtEvent = -1; // page faults when the last progress event was sent; -1: read anew
   size_t Total = 0; // bytes of text entered so far
   unsigned Errors = 0;
@@ -1520,6 +1542,7 @@ int main(int argc, char **argv) {
   TheStream.TrimBeforeFork = !getenv("HYDRA_SHIM_NO_TRIM");
   TheStream.GrowSets = !getenv("HYDRA_SHIM_NO_GROW_SETS");
   TheStream.DropStack = !getenv("HYDRA_SHIM_KEEP_STACK");
+  TheStream.FilePerChunk = getenv("HYDRA_SHIM_FILE_PER_CHUNK") != nullptr;
   // HYDRA_SHIM_SPIN_US: how long an active session spins for its next message before blocking
   // (default 0: off; clang.Options.Spin sets it, for hydra bench checker --levers).
   if (const char *Spin = getenv("HYDRA_SHIM_SPIN_US"))
