@@ -17,6 +17,7 @@
 package clang
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -39,6 +40,11 @@ import (
 // from it (its init, the verdict on a submitted chunk, or done after EOS) when Options.Timeout
 // is zero.
 const DefaultTimeout = 2 * time.Minute
+
+// DefaultSpin is how long a session's readers spin before they block when Options.Spin is
+// zero: long enough for most answers on a line (tens of microseconds), short enough that a
+// spin that fails costs little; its back-off does the rest.
+const DefaultSpin = 50 * time.Microsecond
 
 // ShimEnv names the environment variable that overrides where the shim binary is found.
 const ShimEnv = "HYDRA_CLANG_SHIM"
@@ -65,12 +71,13 @@ type Options struct {
 	// without the hand-written fast path for submit headers and progress events (wire.go); for
 	// measuring that lever side by side (hydra bench checker --levers).
 	PlainJSON bool
-	// Spin, when positive, makes a session's readers keep trying for up to this long before
-	// they block: the driver's, for the shim's next event, and the shim's, for the next chunk
-	// (HYDRA_SHIM_SPIN_US). The other side usually answers within tens of microseconds and a
-	// blocked reader pays a wake-up; but each spin costs up to this much CPU per event, and on
-	// a small shared machine it slowed lines down (docs/checker-benchmark.md, lever "spin
-	// before blocking"), so it is off by default; hydra bench checker --levers measures it.
+	// Spin is how long a session's readers keep trying before they block: the driver's, for
+	// the shim's next event, and the shim's, for the next chunk (HYDRA_SHIM_SPIN_US). The other
+	// side usually answers within tens of microseconds and a blocked reader pays a wake-up. Each
+	// reader backs off while its spins come to nothing (spinGate), so that on a busy machine it
+	// does not hold a processor the other side needs. Zero means DefaultSpin; negative, never
+	// spin (docs/checker-benchmark.md, "Spinning that backs off, again"; hydra bench checker
+	// --levers measures it).
 	Spin time.Duration
 }
 
@@ -114,7 +121,8 @@ func New(opts Options) (*Checker, error) {
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
-	env, spin := opts.Env, max(opts.Spin, 0)
+	env, spin := opts.Env, cmp.Or(opts.Spin, DefaultSpin)
+	spin = max(spin, 0)
 	if spin > 0 {
 		env = append(slices.Clip(env), "HYDRA_SHIM_SPIN_US="+strconv.FormatInt(spin.Microseconds(), 10))
 	}

@@ -28,6 +28,7 @@ import (
 type fdConn struct {
 	oob  []byte        // Read's control buffer (Read is called from one goroutine)
 	spin time.Duration // how long Read tries before it blocks (0: block at once)
+	gate spinGate      // whether it spins this time (Read's; one reader at a time)
 
 	mu     sync.Mutex
 	fd     int   // -1 once closed
@@ -65,7 +66,7 @@ func (c *fdConn) release() {
 
 // Read reads data, keeping any descriptors that came with it. With c.spin > 0 (Options.Spin),
 // when nothing is there yet it tries again for up to c.spin (yielding the processor in
-// between) before it blocks.
+// between) before it blocks, unless its spinGate says to block at once.
 func (c *fdConn) Read(p []byte) (int, error) {
 	fd, ok := c.acquire()
 	if !ok {
@@ -78,7 +79,7 @@ func (c *fdConn) Read(p []byte) (int, error) {
 	runtime.Gosched()
 	flags := 0
 	var until time.Time
-	if c.spin > 0 {
+	if c.spin > 0 && c.gate.spin() {
 		flags = unix.MSG_DONTWAIT
 	}
 	for {
@@ -91,13 +92,59 @@ func (c *fdConn) Read(p []byte) (int, error) {
 				until = time.Now().Add(c.spin)
 			} else if time.Now().After(until) {
 				flags = 0 // block from now on
+				c.gate.spun(false)
 			}
 			runtime.Gosched()
 			continue
 		case err != nil:
 			return 0, os.NewSyscallError("recvmsg", err)
 		}
+		if flags != 0 && !until.IsZero() {
+			c.gate.spun(true)
+		}
 		return c.got(n, oobn, len(p))
+	}
+}
+
+// maxSpinSkip is the most reads in a row that a spinGate makes block at once; spinFailsToBackOff
+// is how many spins in a row must run out before it backs off.
+const (
+	maxSpinSkip        = 64
+	spinFailsToBackOff = 3
+)
+
+// spinGate backs a spinning reader off while its spins come to nothing: from the
+// spinFailsToBackOff-th spin in a row that ran out before the data came, each one doubles the
+// number of reads after it that block at once (up to maxSpinSkip); a spin that gets the data
+// halves it. On a busy machine the other side is often not running when the reader spins, and
+// a spin that holds a processor the other side needs makes the wait longer
+// (docs/checker-benchmark.md, "Spinning that backs off"); so spins that keep failing soon stop,
+// and an occasional one finds out when they pay again. One slow answer (a long line, the first
+// lines after a fork) is not a busy machine, hence the spins in a row. The shim's Channel
+// backs off the same way. A gate belongs to one reader.
+type spinGate struct {
+	skip, backoff, fails int
+}
+
+// spin reports whether this read may spin.
+func (g *spinGate) spin() bool {
+	if g.skip > 0 {
+		g.skip--
+		return false
+	}
+	return true
+}
+
+// spun records how a spin ended: got says whether the data came before it ran out.
+func (g *spinGate) spun(got bool) {
+	if got {
+		g.fails = 0
+		g.backoff /= 2
+		return
+	}
+	if g.fails++; g.fails >= spinFailsToBackOff {
+		g.backoff = min(2*g.backoff+1, maxSpinSkip)
+		g.skip = g.backoff
 	}
 }
 

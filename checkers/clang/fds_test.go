@@ -146,3 +146,49 @@ func TestFdConnClosesTheDescriptorAfterItsLastUse(t *testing.T) {
 		t.Errorf("descriptor %d still open after its last use", left)
 	}
 }
+
+// A spinning reader backs off only when its spins keep running out: one slow answer leaves it
+// spinning, three in a row make the next read block at once, each further one doubles the
+// reads that block (up to maxSpinSkip), and a spin that gets its data halves them again.
+func TestSpinGateBacksOffWhileSpinsFail(t *testing.T) {
+	var g spinGate
+	// blocking counts the reads that block at once before the gate lets one spin again.
+	blocking := func() int {
+		n := 0
+		for !g.spin() {
+			n++
+			if n > maxSpinSkip {
+				t.Fatalf("the gate kept blocking past maxSpinSkip (%d)", maxSpinSkip)
+			}
+		}
+		return n
+	}
+	fail := func(want int) {
+		t.Helper()
+		g.spun(false)
+		if got := blocking(); got != want {
+			t.Fatalf("after a failed spin (%d in a row) %d reads blocked at once, want %d", g.fails, got, want)
+		}
+	}
+	if blocking() != 0 {
+		t.Fatal("a new gate does not let the first read spin")
+	}
+	fail(0)
+	fail(0)
+	fail(1)
+	fail(3)
+	fail(7)
+	g.spun(true)
+	if got := blocking(); got != 0 || g.backoff != 3 {
+		t.Fatalf("after a spin that got its data: %d reads blocked, back-off %d; want 0 and 3", got, g.backoff)
+	}
+	fail(0) // the fails in a row start over
+	fail(0)
+	fail(7)
+	for range 10 {
+		g.spun(false)
+	}
+	if got := blocking(); got != maxSpinSkip {
+		t.Fatalf("after many failed spins %d reads blocked at once, want maxSpinSkip (%d)", got, maxSpinSkip)
+	}
+}

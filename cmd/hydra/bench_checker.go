@@ -175,7 +175,7 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 		}
 		noTrim := lever(clang.Options{Env: []string{"HYDRA_SHIM_NO_TRIM=1"}})
 		plainJSON := lever(clang.Options{PlainJSON: true})
-		spin := lever(clang.Options{Spin: 50 * time.Microsecond})
+		noSpin := lever(clang.Options{Spin: -1})
 		spinLong := lever(clang.Options{Spin: 300 * time.Microsecond})
 		noGrow := lever(clang.Options{Env: []string{"HYDRA_SHIM_NO_GROW_SETS=1"}})
 		keepStack := lever(clang.Options{Env: []string{"HYDRA_SHIM_KEEP_STACK=1"}})
@@ -186,9 +186,9 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 			return fail(leverErr)
 		}
 		runs := []benchmark.LeverRun{
-			{Name: "spin before blocking", Setting: "off (default)", Checker: ch, CheckpointEvery: *every},
-			{Name: "spin before blocking", Setting: "50 µs", Checker: spin, CheckpointEvery: *every},
-			{Name: "spin before blocking", Setting: "300 µs", Checker: spinLong, CheckpointEvery: *every},
+			{Name: "spin before blocking, backing off", Setting: "off", Checker: noSpin, CheckpointEvery: *every},
+			{Name: "spin before blocking, backing off", Setting: "50 µs (default)", Checker: ch, CheckpointEvery: *every},
+			{Name: "spin before blocking, backing off", Setting: "300 µs", Checker: spinLong, CheckpointEvery: *every},
 			{Name: "hand-written submit and progress lines", Setting: "off (encoding/json)", Checker: plainJSON, CheckpointEvery: *every},
 			{Name: "hand-written submit and progress lines", Setting: "on", Checker: ch, CheckpointEvery: *every},
 			{Name: "malloc_trim before fork", Setting: "off", Checker: noTrim, CheckpointEvery: *every},

@@ -280,6 +280,7 @@ public:
   void reset(int Fd, int SpinUs = 0) {
     this->Fd = Fd;
     this->SpinUs = SpinUs;
+    SpinSkip = SpinBackoff = SpinFails = 0;
     Buf.clear();
     Pos = 0;
     Scanned = 0;
@@ -362,17 +363,33 @@ private:
   }
 
   // spin tries non-blocking reads for up to SpinUs microseconds: 1 when data came, 0 at EOF or
-  // on an error, -1 when nothing came (then block as usual).
+  // on an error, -1 when nothing came (then block as usual). It backs off as the driver's
+  // reader does (spinGate in checkers/clang/fds.go): from the kSpinFailsToBackOff-th spin in a
+  // row that runs out, each doubles the number of waits after it that block at once (up to
+  // kMaxSpinSkip); a spin that gets the chunk halves it.
   int spin() {
+    if (SpinSkip > 0) {
+      --SpinSkip;
+      return -1;
+    }
     auto Until = std::chrono::steady_clock::now() + std::chrono::microseconds(SpinUs);
+    bool Waited = false;
     do {
       ssize_t R = recvSome(MSG_DONTWAIT);
-      if (R > 0)
+      if (R > 0) {
+        if (Waited) {
+          SpinFails = 0;
+          SpinBackoff /= 2;
+        }
         return 1;
+      }
       if (R == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
         return 0;
+      Waited = true;
       __builtin_ia32_pause();
     } while (std::chrono::steady_clock::now() < Until);
+    if (++SpinFails >= kSpinFailsToBackOff)
+      SpinSkip = SpinBackoff = std::min(2 * SpinBackoff + 1, kMaxSpinSkip);
     return -1;
   }
 
@@ -406,6 +423,10 @@ private:
   static inline char Tmp[1 << 16];
   int Fd = -1;
   int SpinUs = 0;
+  static constexpr int kMaxSpinSkip = 64, kSpinFailsToBackOff = 3;
+  // spin's back-off: waits left that block at once, how many the latest back-off made, and the
+  // spins in a row that ran out.
+  int SpinSkip = 0, SpinBackoff = 0, SpinFails = 0;
   std::vector<int> Fds; // received descriptors, oldest first
   std::string Buf;
   size_t Pos = 0;     // start of unread data
