@@ -39,6 +39,10 @@ type Config struct {
 	// Shim is the hydra-clang-shim binary for the raw-protocol baseline that splits a line's
 	// latency into driver, transport and shim (breakdown_ms); empty skips the split.
 	Shim string
+	// Spin is how long the checker's readers spin before they block (clang.Options.Spin as the
+	// checker uses it); the raw client and its shim spin the same way, so that the split
+	// compares like with like. Zero: they never spin.
+	Spin time.Duration
 	// ReinvokeSamples is the number of prefix lengths per program re-checked by whole-file
 	// clang (default 4); ClangdSamples the number of didChange growths per program (default 12).
 	ReinvokeSamples int
@@ -221,7 +225,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				return nil, fmt.Errorf("incremental %s: %w", p.ID, err)
 			}
 			if cfg.Shim != "" {
-				raw, err := measureRaw(ctx, cfg.Shim, p, cfg.Pace)
+				raw, err := measureRaw(ctx, cfg.Shim, p, cfg.Pace, cfg.Spin)
 				if err != nil {
 					return nil, fmt.Errorf("raw protocol %s: %w", p.ID, err)
 				}

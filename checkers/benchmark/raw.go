@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hydra-lsp/hydra/checkers/agreement"
+	"github.com/hydra-lsp/hydra/checkers/clang"
 )
 
 // rawEvent is the little of an event line the raw client reads.
@@ -40,8 +41,8 @@ type rawShim struct {
 }
 
 // startRaw starts the shim binary on p's file and flags. The environment is the driver's
-// (GLIBC_TUNABLES as checkers/clang sets it).
-func startRaw(ctx context.Context, shim string, p agreement.Program) (*rawShim, error) {
+// (GLIBC_TUNABLES as checkers/clang sets it, and HYDRA_SHIM_SPIN_US when spin > 0).
+func startRaw(ctx context.Context, shim string, p agreement.Program, spin time.Duration) (*rawShim, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("raw: %w", err)
@@ -58,6 +59,9 @@ func startRaw(ctx context.Context, shim string, p agreement.Program) (*rawShim, 
 	cmd := exec.CommandContext(ctx, shim, args...)
 	cmd.ExtraFiles = []*os.File{theirs, lr}
 	cmd.Env = append(os.Environ(), "GLIBC_TUNABLES=glibc.malloc.hugetlb=1")
+	if spin > 0 {
+		cmd.Env = append(cmd.Env, "HYDRA_SHIM_SPIN_US="+strconv.FormatInt(spin.Microseconds(), 10))
+	}
 	if err := cmd.Start(); err != nil {
 		syscall.Close(fds[0])
 		lw.Close()
@@ -78,26 +82,29 @@ func (r *rawShim) close() {
 
 // measureRaw streams p through the shim binary with no Go driver in between: a socket pair, the
 // shim's wire protocol written and read by hand, one chunk at a time, with blocking system calls
-// as the driver reads and writes (checkers/clang/fds.go). It returns, per chunk index after the
-// preamble, the round trip and the shim's own time (shim_us), both in ms: the baseline that
-// splits a line's latency into driver, transport and shim (breakdown_ms).
-func measureRaw(ctx context.Context, shim string, p agreement.Program, pace time.Duration) (map[int][2]float64, error) {
-	rs, err := startRaw(ctx, shim, p)
+// as the driver reads and writes (checkers/clang/fds.go), both sides spinning for up to spin
+// before they block, backing off as the driver's reader and the shim's do (clang.SpinGate). It
+// returns, per chunk index after the preamble, the round trip and the shim's own time
+// (shim_us), both in ms: the baseline that splits a line's latency into driver, transport and
+// shim (breakdown_ms).
+func measureRaw(ctx context.Context, shim string, p agreement.Program, pace, spin time.Duration) (map[int][2]float64, error) {
+	rs, err := startRaw(ctx, shim, p, spin)
 	if err != nil {
 		return nil, err
 	}
 	defer rs.close()
-	return rs.stream(p, pace)
+	return rs.stream(p, pace, spin)
 }
 
 // stream streams p on the shim's socket with blocking system calls, each read bounded by
-// rawReadTimeout, pausing for pace before each chunk after the first.
-func (r *rawShim) stream(p agreement.Program, pace time.Duration) (map[int][2]float64, error) {
+// rawReadTimeout (and tried for up to spin first), pausing for pace before each chunk after the
+// first.
+func (r *rawShim) stream(p agreement.Program, pace, spin time.Duration) (map[int][2]float64, error) {
 	tv := unix.NsecToTimeval(rawReadTimeout.Nanoseconds())
 	if err := unix.SetsockoptTimeval(r.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
 		return nil, fmt.Errorf("raw: %w", err)
 	}
-	return streamRaw(blockingFD(r.fd), p, pace)
+	return streamRaw(&blockingFD{fd: r.fd, spin: spin}, p, pace)
 }
 
 // measureRawOneProcessor is measureRaw with the client and the shim on one processor: the client
@@ -105,7 +112,8 @@ func (r *rawShim) stream(p agreement.Program, pace time.Duration) (map[int][2]fl
 // so that each side wakes the other on the processor it is on. Where waking another processor
 // costs (an idle virtual CPU that halts), this is the floor of the round trip; the driver itself
 // does not do this, because its events go to goroutines that run on any processor
-// (docs/checker-benchmark.md).
+// (docs/checker-benchmark.md). Neither side spins: on one processor a spinner holds the
+// processor the other side needs.
 func measureRawOneProcessor(ctx context.Context, shim string, p agreement.Program, pace time.Duration) (map[int][2]float64, error) {
 	type result struct {
 		out map[int][2]float64
@@ -133,7 +141,7 @@ func measureRawOneProcessor(ctx context.Context, shim string, p agreement.Progra
 			if err := unix.SchedSetaffinity(0, &set); err != nil {
 				return nil, fmt.Errorf("raw, one processor: bind the client to processor %d: %w", cpu, err)
 			}
-			rs, err := startRaw(ctx, shim, p)
+			rs, err := startRaw(ctx, shim, p, 0)
 			if err != nil {
 				return nil, err
 			}
@@ -141,7 +149,7 @@ func measureRawOneProcessor(ctx context.Context, shim string, p agreement.Progra
 			if err := unix.SchedSetaffinity(rs.cmd.Process.Pid, &set); err != nil {
 				return nil, fmt.Errorf("raw, one processor: bind the shim to processor %d: %w", cpu, err)
 			}
-			return rs.stream(p, pace)
+			return rs.stream(p, pace, 0)
 		}()
 		done <- result{out, err}
 	}()
@@ -153,12 +161,61 @@ func measureRawOneProcessor(ctx context.Context, shim string, p agreement.Progra
 // maxCPUSetID is one past the highest processor a unix.CPUSet can name.
 const maxCPUSetID = 1024
 
-// blockingFD reads and writes a blocking descriptor with plain system calls (no poller).
-type blockingFD int
+// blockingFD reads and writes a blocking descriptor with plain system calls (no poller). With
+// spin > 0 a read first tries without blocking for up to spin, as the driver's reader does
+// (checkers/clang/fds.go), its gate backing off the same way.
+type blockingFD struct {
+	fd     int
+	spin   time.Duration
+	gate   clang.SpinGate
+	ranOut bool
+}
 
-func (f blockingFD) Read(b []byte) (int, error) {
+// settle counts a spin that ran out before ev came as the driver does (checkers/clang/fds.go,
+// settleSpin): as failed only for a progress event on which the shim worked for less than the
+// spin lasted.
+func (f *blockingFD) settle(ev rawEvent) {
+	if !f.ranOut {
+		return
+	}
+	f.ranOut = false
+	if ev.Event == "progress" && time.Duration(ev.ShimUS)*time.Microsecond < f.spin {
+		f.gate.Spun(false)
+	}
+}
+
+func (f *blockingFD) Read(b []byte) (int, error) {
+	if f.spin > 0 && f.gate.Spin() {
+		var until time.Time
+		for {
+			n, _, err := syscall.Recvfrom(f.fd, b, syscall.MSG_DONTWAIT)
+			if err == syscall.EAGAIN {
+				if until.IsZero() {
+					until = time.Now().Add(f.spin)
+				} else if time.Now().After(until) {
+					f.ranOut = true // settle counts it, or not, with the event that comes
+					break
+				}
+				runtime.Gosched()
+				continue
+			}
+			if err == syscall.EINTR {
+				continue
+			}
+			if !until.IsZero() {
+				f.gate.Spun(true)
+			}
+			if err != nil {
+				return 0, err
+			}
+			if n == 0 {
+				return 0, io.EOF
+			}
+			return n, nil
+		}
+	}
 	for {
-		n, err := syscall.Read(int(f), b)
+		n, err := syscall.Read(f.fd, b)
 		switch {
 		case err == syscall.EINTR:
 			continue
@@ -173,10 +230,10 @@ func (f blockingFD) Read(b []byte) (int, error) {
 	}
 }
 
-func (f blockingFD) Write(b []byte) (int, error) {
+func (f *blockingFD) Write(b []byte) (int, error) {
 	done := 0
 	for done < len(b) {
-		n, err := syscall.Write(int(f), b[done:])
+		n, err := syscall.Write(f.fd, b[done:])
 		if err == syscall.EINTR {
 			continue
 		}
@@ -191,7 +248,7 @@ func (f blockingFD) Write(b []byte) (int, error) {
 // streamRaw submits p's chunks one at a time on rw and waits for each chunk's progress line,
 // pausing for pace before each chunk after the first (Config.Pace). It returns, per chunk index
 // after the preamble, the round trip and shim_us, both in ms.
-func streamRaw(rw io.ReadWriter, p agreement.Program, pace time.Duration) (map[int][2]float64, error) {
+func streamRaw(rw *blockingFD, p agreement.Program, pace time.Duration) (map[int][2]float64, error) {
 	r := bufio.NewReaderSize(rw, 32<<10)
 	next := func() (rawEvent, error) {
 		line, err := r.ReadBytes('\n')
@@ -202,6 +259,7 @@ func streamRaw(rw io.ReadWriter, p agreement.Program, pace time.Duration) (map[i
 		if err := json.Unmarshal(line, &ev); err != nil {
 			return rawEvent{}, fmt.Errorf("raw: %w", err)
 		}
+		rw.settle(ev)
 		if ev.Event == "error" || ev.Event == "crash" || ev.Event == "done" {
 			return ev, fmt.Errorf("raw: %s %s", ev.Event, ev.Diag)
 		}

@@ -74,7 +74,7 @@ type Options struct {
 	// Spin is how long a session's readers keep trying before they block: the driver's, for
 	// the shim's next event, and the shim's, for the next chunk (HYDRA_SHIM_SPIN_US). The other
 	// side usually answers within tens of microseconds and a blocked reader pays a wake-up. Each
-	// reader backs off while its spins come to nothing (spinGate), so that on a busy machine it
+	// reader backs off while its spins come to nothing (SpinGate), so that on a busy machine it
 	// does not hold a processor the other side needs. Zero means DefaultSpin; negative, never
 	// spin (docs/checker-benchmark.md, "Spinning that backs off, again"; hydra bench checker
 	// --levers measures it).

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hydra-lsp/hydra/checkers"
 )
 
 // fdConn is a session's channel: our end of a UNIX stream socket pair, read and written with
@@ -28,7 +30,10 @@ import (
 type fdConn struct {
 	oob  []byte        // Read's control buffer (Read is called from one goroutine)
 	spin time.Duration // how long Read tries before it blocks (0: block at once)
-	gate spinGate      // whether it spins this time (Read's; one reader at a time)
+	gate SpinGate      // whether it spins this time (Read's; one reader at a time)
+	// ranOut: Read's latest spin ran out before the data came; settleSpin, called by the
+	// same reader with the event that came, decides whether the gate counts it as failed.
+	ranOut bool
 
 	mu     sync.Mutex
 	fd     int   // -1 once closed
@@ -66,7 +71,7 @@ func (c *fdConn) release() {
 
 // Read reads data, keeping any descriptors that came with it. With c.spin > 0 (Options.Spin),
 // when nothing is there yet it tries again for up to c.spin (yielding the processor in
-// between) before it blocks, unless its spinGate says to block at once.
+// between) before it blocks, unless its SpinGate says to block at once.
 func (c *fdConn) Read(p []byte) (int, error) {
 	fd, ok := c.acquire()
 	if !ok {
@@ -79,7 +84,7 @@ func (c *fdConn) Read(p []byte) (int, error) {
 	runtime.Gosched()
 	flags := 0
 	var until time.Time
-	if c.spin > 0 && c.gate.spin() {
+	if c.spin > 0 && c.gate.Spin() {
 		flags = unix.MSG_DONTWAIT
 	}
 	for {
@@ -91,8 +96,8 @@ func (c *fdConn) Read(p []byte) (int, error) {
 			if until.IsZero() {
 				until = time.Now().Add(c.spin)
 			} else if time.Now().After(until) {
-				flags = 0 // block from now on
-				c.gate.spun(false)
+				flags = 0       // block from now on
+				c.ranOut = true // the next event says whether that counts (settleSpin)
 			}
 			runtime.Gosched()
 			continue
@@ -100,20 +105,36 @@ func (c *fdConn) Read(p []byte) (int, error) {
 			return 0, os.NewSyscallError("recvmsg", err)
 		}
 		if flags != 0 && !until.IsZero() {
-			c.gate.spun(true)
+			c.gate.Spun(true)
 		}
 		return c.got(n, oobn, len(p))
 	}
 }
 
-// maxSpinSkip is the most reads in a row that a spinGate makes block at once; spinFailsToBackOff
+// settleSpin tells the gate how the spin that ran out before ev came should count: as failed
+// only for a progress event on which the shim worked for less than the spin lasted. When the
+// shim's own work on the chunk took longer than that (the first lines after a fork, a template
+// instantiation), the spin could not have caught it and says nothing about a busy machine;
+// other events (a checkpoint after its fork, an error) are not counted either. Called by the
+// reader after each event it decodes.
+func (c *fdConn) settleSpin(ev *checkers.Event) {
+	if !c.ranOut {
+		return
+	}
+	c.ranOut = false
+	if ev.Kind == checkers.KindProgress && time.Duration(ev.ShimUS)*time.Microsecond < c.spin {
+		c.gate.Spun(false)
+	}
+}
+
+// maxSpinSkip is the most reads in a row that a SpinGate makes block at once; spinFailsToBackOff
 // is how many spins in a row must run out before it backs off.
 const (
 	maxSpinSkip        = 64
 	spinFailsToBackOff = 3
 )
 
-// spinGate backs a spinning reader off while its spins come to nothing: from the
+// SpinGate backs a spinning reader off while its spins come to nothing: from the
 // spinFailsToBackOff-th spin in a row that ran out before the data came, each one doubles the
 // number of reads after it that block at once (up to maxSpinSkip); a spin that gets the data
 // halves it. On a busy machine the other side is often not running when the reader spins, and
@@ -121,13 +142,14 @@ const (
 // (docs/checker-benchmark.md, "Spinning that backs off"); so spins that keep failing soon stop,
 // and an occasional one finds out when they pay again. One slow answer (a long line, the first
 // lines after a fork) is not a busy machine, hence the spins in a row. The shim's Channel
-// backs off the same way. A gate belongs to one reader.
-type spinGate struct {
+// backs off the same way, and hydra bench checker's raw client uses this type to read as the
+// driver does. A gate belongs to one reader; the zero value is ready.
+type SpinGate struct {
 	skip, backoff, fails int
 }
 
-// spin reports whether this read may spin.
-func (g *spinGate) spin() bool {
+// Spin reports whether this read may spin.
+func (g *SpinGate) Spin() bool {
 	if g.skip > 0 {
 		g.skip--
 		return false
@@ -135,8 +157,8 @@ func (g *spinGate) spin() bool {
 	return true
 }
 
-// spun records how a spin ended: got says whether the data came before it ran out.
-func (g *spinGate) spun(got bool) {
+// Spun records how a spin ended: got says whether the data came before it ran out.
+func (g *SpinGate) Spun(got bool) {
 	if got {
 		g.fails = 0
 		g.backoff /= 2

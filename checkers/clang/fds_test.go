@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hydra-lsp/hydra/checkers"
 )
 
 // A read blocked on the channel ends when the session closes it, and the descriptor is closed
@@ -151,11 +153,11 @@ func TestFdConnClosesTheDescriptorAfterItsLastUse(t *testing.T) {
 // spinning, three in a row make the next read block at once, each further one doubles the
 // reads that block (up to maxSpinSkip), and a spin that gets its data halves them again.
 func TestSpinGateBacksOffWhileSpinsFail(t *testing.T) {
-	var g spinGate
+	var g SpinGate
 	// blocking counts the reads that block at once before the gate lets one spin again.
 	blocking := func() int {
 		n := 0
-		for !g.spin() {
+		for !g.Spin() {
 			n++
 			if n > maxSpinSkip {
 				t.Fatalf("the gate kept blocking past maxSpinSkip (%d)", maxSpinSkip)
@@ -165,7 +167,7 @@ func TestSpinGateBacksOffWhileSpinsFail(t *testing.T) {
 	}
 	fail := func(want int) {
 		t.Helper()
-		g.spun(false)
+		g.Spun(false)
 		if got := blocking(); got != want {
 			t.Fatalf("after a failed spin (%d in a row) %d reads blocked at once, want %d", g.fails, got, want)
 		}
@@ -178,7 +180,7 @@ func TestSpinGateBacksOffWhileSpinsFail(t *testing.T) {
 	fail(1)
 	fail(3)
 	fail(7)
-	g.spun(true)
+	g.Spun(true)
 	if got := blocking(); got != 0 || g.backoff != 3 {
 		t.Fatalf("after a spin that got its data: %d reads blocked, back-off %d; want 0 and 3", got, g.backoff)
 	}
@@ -186,9 +188,35 @@ func TestSpinGateBacksOffWhileSpinsFail(t *testing.T) {
 	fail(0)
 	fail(7)
 	for range 10 {
-		g.spun(false)
+		g.Spun(false)
 	}
 	if got := blocking(); got != maxSpinSkip {
 		t.Fatalf("after many failed spins %d reads blocked at once, want maxSpinSkip (%d)", got, maxSpinSkip)
+	}
+}
+
+// A spin that ran out counts as failed only when the shim answered with a progress event on
+// which it worked for less than the spin lasted: a slow line or a checkpoint's fork outlasts
+// any spin and says nothing about a busy machine.
+func TestSettleSpinCountsOnlyQuickAnswers(t *testing.T) {
+	c := newFdConn(-1, 50*time.Microsecond)
+	for _, tc := range []struct {
+		ev    checkers.Event
+		fails int
+	}{
+		{checkers.Event{Kind: checkers.KindProgress, ShimUS: 400}, 0},
+		{checkers.Event{Kind: checkers.KindChkpt}, 0},
+		{checkers.Event{Kind: checkers.KindProgress, ShimUS: 10}, 1},
+		{checkers.Event{Kind: checkers.KindProgress, ShimUS: 49}, 2},
+	} {
+		c.ranOut = true
+		c.settleSpin(&tc.ev)
+		if c.ranOut || c.gate.fails != tc.fails {
+			t.Fatalf("after a spin that ran out and %+v: %d failed spins counted (ranOut %v), want %d", tc.ev, c.gate.fails, c.ranOut, tc.fails)
+		}
+	}
+	c.settleSpin(&checkers.Event{Kind: checkers.KindProgress, ShimUS: 1})
+	if c.gate.fails != 2 {
+		t.Fatalf("an event after a read that did not run out was counted: %d failed spins", c.gate.fails)
 	}
 }

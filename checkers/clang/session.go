@@ -393,6 +393,7 @@ func (s *Session) readLoop() {
 				s.kill()
 				return
 			}
+			s.conn.settleSpin(&ev)
 			if s.handle(ev) {
 				return
 			}

@@ -124,7 +124,7 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 	cfg := benchmark.Config{Checker: ch, Clang: cl, Clangd: clangd, Programs: progs, Sets: sets,
 		ReinvokeSamples: *reinvoke, ClangdSamples: *clangdN, CheckpointEvery: *every, Pace: *pace}
 	if !*noSplit {
-		cfg.Shim = ch.ShimPath()
+		cfg.Shim, cfg.Spin = ch.ShimPath(), clang.DefaultSpin
 	}
 	cfg.Log = func(string, ...any) {}
 	if !*quiet {

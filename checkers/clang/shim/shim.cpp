@@ -364,7 +364,7 @@ private:
 
   // spin tries non-blocking reads for up to SpinUs microseconds: 1 when data came, 0 at EOF or
   // on an error, -1 when nothing came (then block as usual). It backs off as the driver's
-  // reader does (spinGate in checkers/clang/fds.go): from the kSpinFailsToBackOff-th spin in a
+  // reader does (SpinGate in checkers/clang/fds.go): from the kSpinFailsToBackOff-th spin in a
   // row that runs out, each doubles the number of waits after it that block at once (up to
   // kMaxSpinSkip); a spin that gets the chunk halves it.
   int spin() {
