@@ -165,23 +165,15 @@ const maxCPUSetID = 1024
 // spin > 0 a read first tries without blocking for up to spin, as the driver's reader does
 // (checkers/clang/fds.go), its gate backing off the same way.
 type blockingFD struct {
-	fd     int
-	spin   time.Duration
-	gate   clang.SpinGate
-	ranOut bool
+	fd   int
+	spin time.Duration
+	gate clang.SpinGate
 }
 
-// settle counts a spin that ran out before ev came as the driver does (checkers/clang/fds.go,
-// settleSpin): as failed only for a progress event on which the shim worked for less than the
-// spin lasted.
+// settle tells the gate how a spin that ran out before ev came counts, as the driver's reader
+// does (clang.SpinGate.Settle).
 func (f *blockingFD) settle(ev rawEvent) {
-	if !f.ranOut {
-		return
-	}
-	f.ranOut = false
-	if ev.Event == "progress" && time.Duration(ev.ShimUS)*time.Microsecond < f.spin {
-		f.gate.Spun(false)
-	}
+	f.gate.Settle(ev.Event == "progress", time.Duration(ev.ShimUS)*time.Microsecond, f.spin)
 }
 
 func (f *blockingFD) Read(b []byte) (int, error) {
@@ -193,7 +185,7 @@ func (f *blockingFD) Read(b []byte) (int, error) {
 				if until.IsZero() {
 					until = time.Now().Add(f.spin)
 				} else if time.Now().After(until) {
-					f.ranOut = true // settle counts it, or not, with the event that comes
+					f.gate.RanOut() // settle counts it, or not, with the event that comes
 					break
 				}
 				runtime.Gosched()

@@ -30,10 +30,7 @@ import (
 type fdConn struct {
 	oob  []byte        // Read's control buffer (Read is called from one goroutine)
 	spin time.Duration // how long Read tries before it blocks (0: block at once)
-	gate SpinGate      // whether it spins this time (Read's; one reader at a time)
-	// ranOut: Read's latest spin ran out before the data came; settleSpin, called by the
-	// same reader with the event that came, decides whether the gate counts it as failed.
-	ranOut bool
+	gate SpinGate      // whether it spins this time (Read's and settleSpin's; one reader)
 
 	mu     sync.Mutex
 	fd     int   // -1 once closed
@@ -97,7 +94,7 @@ func (c *fdConn) Read(p []byte) (int, error) {
 				until = time.Now().Add(c.spin)
 			} else if time.Now().After(until) {
 				flags = 0       // block from now on
-				c.ranOut = true // the next event says whether that counts (settleSpin)
+				c.gate.RanOut() // the next event says whether that counts (settleSpin)
 			}
 			runtime.Gosched()
 			continue
@@ -111,20 +108,10 @@ func (c *fdConn) Read(p []byte) (int, error) {
 	}
 }
 
-// settleSpin tells the gate how the spin that ran out before ev came should count: as failed
-// only for a progress event on which the shim worked for less than the spin lasted. When the
-// shim's own work on the chunk took longer than that (the first lines after a fork, a template
-// instantiation), the spin could not have caught it and says nothing about a busy machine;
-// other events (a checkpoint after its fork, an error) are not counted either. Called by the
-// reader after each event it decodes.
+// settleSpin tells the gate how a spin that ran out before ev came counts (SpinGate.Settle).
+// Called by the reader after each event it decodes.
 func (c *fdConn) settleSpin(ev *checkers.Event) {
-	if !c.ranOut {
-		return
-	}
-	c.ranOut = false
-	if ev.Kind == checkers.KindProgress && time.Duration(ev.ShimUS)*time.Microsecond < c.spin {
-		c.gate.Spun(false)
-	}
+	c.gate.Settle(ev.Kind == checkers.KindProgress, time.Duration(ev.ShimUS)*time.Microsecond, c.spin)
 }
 
 // maxSpinSkip is the most reads in a row that a SpinGate makes block at once; spinFailsToBackOff
@@ -146,6 +133,7 @@ const (
 // driver does. A gate belongs to one reader; the zero value is ready.
 type SpinGate struct {
 	skip, backoff, fails int
+	ranOut               bool // the latest spin ran out; the next event settles it (Settle)
 }
 
 // Spin reports whether this read may spin.
@@ -155,6 +143,26 @@ func (g *SpinGate) Spin() bool {
 		return false
 	}
 	return true
+}
+
+// RanOut records that a spin ran out before the data came: the reader blocks, and Settle,
+// with the event that then comes, decides whether it counts as failed.
+func (g *SpinGate) RanOut() { g.ranOut = true }
+
+// Settle counts a spin that ran out (RanOut) before the event that came: as failed only when
+// the event is a progress event (progress) on which the shim worked (shimWork, its shim_us)
+// for less than the spin lasted (spin). When the shim's own work on the chunk took longer
+// (the first lines after a fork, a template instantiation), the spin could not have caught it
+// and says nothing about a busy machine; other events (a checkpoint after its fork, an error)
+// are not counted either. Without a spin that ran out it does nothing.
+func (g *SpinGate) Settle(progress bool, shimWork, spin time.Duration) {
+	if !g.ranOut {
+		return
+	}
+	g.ranOut = false
+	if progress && shimWork < spin {
+		g.Spun(false)
+	}
 }
 
 // Spun records how a spin ended: got says whether the data came before it ran out.

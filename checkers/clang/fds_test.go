@@ -209,10 +209,10 @@ func TestSettleSpinCountsOnlyQuickAnswers(t *testing.T) {
 		{checkers.Event{Kind: checkers.KindProgress, ShimUS: 10}, 1},
 		{checkers.Event{Kind: checkers.KindProgress, ShimUS: 49}, 2},
 	} {
-		c.ranOut = true
+		c.gate.RanOut()
 		c.settleSpin(&tc.ev)
-		if c.ranOut || c.gate.fails != tc.fails {
-			t.Fatalf("after a spin that ran out and %+v: %d failed spins counted (ranOut %v), want %d", tc.ev, c.gate.fails, c.ranOut, tc.fails)
+		if c.gate.ranOut || c.gate.fails != tc.fails {
+			t.Fatalf("after a spin that ran out and %+v: %d failed spins counted (still unsettled: %v), want %d", tc.ev, c.gate.fails, c.gate.ranOut, tc.fails)
 		}
 	}
 	c.settleSpin(&checkers.Event{Kind: checkers.KindProgress, ShimUS: 1})
