@@ -232,7 +232,10 @@ void hydraFoldingSetsNewGeneration() { TheHeads.newGeneration(); }
 namespace llvm {
 
 void FoldingSetBase::clear() {
-  TheHeads.clearRange(Buckets, Buckets + NumBuckets);
+  // Only an array shared with a checkpoint can have heads in TheHeads (InsertNode); the scan of
+  // every table is skipped for the others.
+  if (shared(Buckets))
+    TheHeads.clearRange(Buckets, Buckets + NumBuckets);
   memset(Buckets, 0, NumBuckets * sizeof(void *));
   Buckets[NumBuckets] = reinterpret_cast<void *>(-1);
   NumNodes = 0;
