@@ -249,8 +249,9 @@ func prefixHash(key string, text []byte) [32]byte {
 // checkpoint's fork() about a third faster (measured 1.1 ms against 1.6 ms after
 // <bits/stdc++.h>) at no cost in a dormant checkpoint's private memory, since the kernel splits
 // a shared huge page on the first write instead of copying it. The shim's own malloc
-// (shim/alloc.cpp) asks the same for its memory (MADV_HUGEPAGE); the tunable still serves
-// glibc's malloc where that one is used (HYDRA_SHIM_GLIBC_MALLOC=1, the first calls at start-up).
+// (shim/alloc.cpp) asks the same for its memory (MADV_HUGEPAGE) until the session's first fork;
+// the tunable still serves glibc's malloc where that one is used (HYDRA_SHIM_GLIBC_MALLOC=1, the
+// first calls at start-up).
 func shimEnv(env []string) []string {
 	const tunable = "glibc.malloc.hugetlb=1"
 	for i, kv := range env {

@@ -88,6 +88,7 @@ struct State {
   uint32_t Gen = 1;
   void *Free[kClasses] = {}; // blocks of this generation, freed: a list through their first word
   void *LargeFree = nullptr;  // large blocks of this generation, freed: the same kind of list
+  bool HugePagesAfterFork = false; // HYDRA_SHIM_HUGE_PAGES_AFTER_FORK: keep asking for them
 } S;
 
 // lock and unlock guard S (a spin lock: the shim's only other thread, the watchdog, does not
@@ -119,8 +120,10 @@ bool on() {
     }
     // Transparent huge pages where the kernel can give them (as glibc.malloc.hugetlb=1 asks of
     // glibc's heap, checkers/clang/clang.go): fewer page-table entries make every fork faster,
-    // and a write to a shared huge page after a fork splits it and copies 4 KB, not 2 MB.
+    // and a write to a shared huge page after a fork splits it and copies 4 KB, not 2 MB. Only
+    // until the first fork: see hydraNewAllocGeneration.
     madvise(P, kSmallRange + kLargeRange, MADV_HUGEPAGE);
+    S.HugePagesAfterFork = getenv("HYDRA_SHIM_HUGE_PAGES_AFTER_FORK") != nullptr;
     S.Base = S.SmallNext = static_cast<char *>(P);
     S.SmallEnd = S.LargeNext = S.Base + kSmallRange;
     S.LargeEnd = S.LargeNext + kLargeRange;
@@ -252,6 +255,14 @@ void hydraNewAllocGeneration() {
     uintptr_t End = (uintptr_t(Next) + kHugePage - 1) & ~(kHugePage - 1);
     dropPages(Next, End - uintptr_t(Next));
   }
+  // From the first fork on (the preamble's checkpoint), no more huge pages: the session then
+  // grows by a few megabytes over a whole program, so they save the forks little, and the first
+  // write into each new one zeroes 2 MB inside one line (0.2 ms on bare metal; 2.3 ms in a
+  // virtual machine whose host backs guest memory lazily: docs/checker-benchmark.md, "Huge
+  // pages until the first fork"). The huge pages already mapped stay; the flag also keeps the
+  // kernel's khugepaged from collapsing pages shared with a checkpoint into new copies.
+  if (S.Base && S.Gen == 2 && !S.HugePagesAfterFork)
+    madvise(S.Base, kSmallRange + kLargeRange, MADV_NOHUGEPAGE);
 }
 
 bool hydraAllocShared(const void *Block) {
