@@ -538,7 +538,7 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 		}
 		sinceCheckpoint++
 		// The session's first chunk is not a line either: the shim sets Clang up while it waits
-		// (13-15 ms here for a C program without includes). With a preamble that chunk is the
+		// (13-19 ms here for a C program without includes). With a preamble that chunk is the
 		// preamble's; a program without one would count the set-up as its first line.
 		if i >= max(first, 1) {
 			d, shim, faults := ms(progressAt.Sub(start)), float64(ev.ShimUS)/1000, float64(ev.ShimFaults)
