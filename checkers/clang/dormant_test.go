@@ -1,12 +1,7 @@
 package clang
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/hydra-lsp/hydra/checkers"
@@ -17,35 +12,12 @@ import (
 // part in its [stack] mapping.
 func privateKBByMapping(t *testing.T, pid int) (all, stack float64) {
 	t.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	inStack := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 0 {
-			continue
+	for _, m := range smapsOf(t, pid) {
+		kb := m.kB["Private_Clean"] + m.kB["Private_Dirty"]
+		all += kb
+		if m.name == "[stack]" {
+			stack += kb
 		}
-		if !strings.HasSuffix(fields[0], ":") { // a mapping's header line
-			inStack = fields[len(fields)-1] == "[stack]"
-			continue
-		}
-		if len(fields) >= 2 && (fields[0] == "Private_Clean:" || fields[0] == "Private_Dirty:") {
-			v, err := strconv.ParseFloat(fields[1], 64)
-			if err != nil {
-				t.Fatalf("smaps of %d: %q: %v", pid, sc.Text(), err)
-			}
-			all += v
-			if inStack {
-				stack += v
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return all, stack
 }

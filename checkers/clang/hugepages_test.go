@@ -1,49 +1,28 @@
 package clang
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/hydra-lsp/hydra/checkers"
 	"github.com/hydra-lsp/hydra/checkers/chunk"
 )
 
-// arenaFlags returns the VmFlags of the largest mapping of pid (/proc/PID/smaps): the shim's
-// malloc arena (shim/alloc.cpp reserves 16 GB at once). hg is MADV_HUGEPAGE, nh MADV_NOHUGEPAGE.
+// arenaFlags returns the VmFlags of the largest mapping of pid: the shim's malloc arena
+// (shim/alloc.cpp reserves 16 GB at once). hg is MADV_HUGEPAGE, nh MADV_NOHUGEPAGE.
 func arenaFlags(t *testing.T, pid int) []string {
 	t.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var size, bestSize int
-	var best []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		switch {
-		case len(fields) >= 2 && fields[0] == "Size:":
-			if size, err = strconv.Atoi(fields[1]); err != nil {
-				t.Fatalf("smaps of %d: %q: %v", pid, sc.Text(), err)
-			}
-		case len(fields) >= 1 && fields[0] == "VmFlags:" && size > bestSize: // a mapping's last line
-			bestSize, best = size, fields[1:]
+	var arena smapsMapping
+	for _, m := range smapsOf(t, pid) {
+		if m.kB["Size"] > arena.kB["Size"] {
+			arena = m
 		}
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	if arena.kB["Size"] < 8<<20 {
+		t.Fatalf("pid %d has no mapping of 8 GB or more (largest %.0f kB): where is the shim's malloc arena?", pid, arena.kB["Size"])
 	}
-	if bestSize < 8<<20 {
-		t.Fatalf("pid %d has no mapping of 8 GB or more (largest %d kB): where is the shim's malloc arena?", pid, bestSize)
-	}
-	return best
+	return arena.flags
 }
 
 // arenaFlagsAroundTheFirstFork streams roomProgram's preamble with a checkpoint at its end, as
