@@ -43,6 +43,10 @@ type Config struct {
 	// checker uses it); the raw client and its shim spin the same way, so that the split
 	// compares like with like. Zero: they never spin.
 	Spin time.Duration
+	// SocketOnly says the checker sends chunks and events on the socket alone
+	// (clang.Options.SocketOnly); the raw client then does too. False: both use the
+	// shared-memory ring.
+	SocketOnly bool
 	// ReinvokeSamples is the number of prefix lengths per program re-checked by whole-file
 	// clang (default 4); ClangdSamples the number of didChange growths per program (default 12).
 	ReinvokeSamples int
@@ -225,14 +229,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				return nil, fmt.Errorf("incremental %s: %w", p.ID, err)
 			}
 			if cfg.Shim != "" {
-				raw, err := measureRaw(ctx, cfg.Shim, p, cfg.Pace, cfg.Spin)
+				raw, err := measureRaw(ctx, cfg.Shim, p, cfg.Pace, cfg.Spin, cfg.SocketOnly)
 				if err != nil {
 					return nil, fmt.Errorf("raw protocol %s: %w", p.ID, err)
 				}
 				ps.split(raw)
 				// An extra figure: where processors cannot be bound (a sandbox that forbids
 				// sched_setaffinity), say so and leave its fields at 0 rather than fail the run.
-				if one, err := measureRawOneProcessor(ctx, cfg.Shim, p, cfg.Pace); err == nil {
+				if one, err := measureRawOneProcessor(ctx, cfg.Shim, p, cfg.Pace, cfg.SocketOnly); err == nil {
 					ps.splitOneProcessor(one)
 				} else if ctx.Err() != nil {
 					return nil, fmt.Errorf("raw protocol on one processor %s: %w", p.ID, err)

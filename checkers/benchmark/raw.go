@@ -6,12 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -32,42 +30,55 @@ type rawEvent struct {
 // measurement instead of hanging it.
 const rawReadTimeout = 60 * time.Second
 
-// rawShim is a shim started on one end of a socket pair, for the raw client to speak its wire
-// protocol (checkers/clang/README.md) by hand.
+// rawShim is a shim started on one end of a channel (checkers/clang's RawChannel), for the
+// raw client to speak its wire protocol (checkers/clang/README.md) by hand.
 type rawShim struct {
 	cmd      *exec.Cmd
-	fd       int      // our end of the socket pair: blocking
+	ch       *clang.RawChannel
 	lifeline *os.File // the shim exits when it is closed
 }
 
-// startRaw starts the shim binary on p's file and flags. The environment is the driver's
-// (GLIBC_TUNABLES as checkers/clang sets it, and HYDRA_SHIM_SPIN_US when spin > 0).
-func startRaw(ctx context.Context, shim string, p agreement.Program, spin time.Duration) (*rawShim, error) {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+// startRaw starts the shim binary on p's file and flags, its channel as the driver makes one
+// (the shared-memory ring unless socketOnly; reads spinning for up to spin). The environment is
+// the driver's (GLIBC_TUNABLES as checkers/clang sets it, and HYDRA_SHIM_SPIN_US when spin > 0).
+func startRaw(ctx context.Context, shim string, p agreement.Program, spin time.Duration, socketOnly bool) (*rawShim, error) {
+	ch, theirs, ring, err := clang.NewRawChannel(spin, socketOnly)
 	if err != nil {
 		return nil, fmt.Errorf("raw: %w", err)
 	}
-	theirs := os.NewFile(uintptr(fds[1]), "raw-shim")
 	defer theirs.Close()
+	if ring != nil {
+		defer ring.Close()
+	}
+	if err := ch.SetReadTimeout(rawReadTimeout); err != nil {
+		ch.Close()
+		return nil, fmt.Errorf("raw: %w", err)
+	}
 	lr, lw, err := os.Pipe()
 	if err != nil {
-		syscall.Close(fds[0])
+		ch.Close()
 		return nil, fmt.Errorf("raw: %w", err)
 	}
 	defer lr.Close()
-	args := append([]string{"--channel-fd", "3", "--lifeline-fd", "4", "--session", "1", "--file", p.Base, "--"}, p.Flags...)
+	args := []string{"--channel-fd", "3", "--lifeline-fd", "4", "--session", "1", "--file", p.Base}
+	extra := []*os.File{theirs, lr}
+	if ring != nil {
+		args = append(args, "--ring-fd", "5")
+		extra = append(extra, ring)
+	}
+	args = append(append(args, "--"), p.Flags...)
 	cmd := exec.CommandContext(ctx, shim, args...)
-	cmd.ExtraFiles = []*os.File{theirs, lr}
+	cmd.ExtraFiles = extra
 	cmd.Env = append(os.Environ(), "GLIBC_TUNABLES=glibc.malloc.hugetlb=1")
 	if spin > 0 {
 		cmd.Env = append(cmd.Env, "HYDRA_SHIM_SPIN_US="+strconv.FormatInt(spin.Microseconds(), 10))
 	}
 	if err := cmd.Start(); err != nil {
-		syscall.Close(fds[0])
+		ch.Close()
 		lw.Close()
 		return nil, fmt.Errorf("raw: %w", err)
 	}
-	return &rawShim{cmd: cmd, fd: fds[0], lifeline: lw}, nil
+	return &rawShim{cmd: cmd, ch: ch, lifeline: lw}, nil
 }
 
 // close kills the shim and releases our ends.
@@ -75,36 +86,23 @@ func (r *rawShim) close() {
 	_ = r.cmd.Process.Kill()
 	_ = r.cmd.Wait()
 	r.lifeline.Close()
-	if r.fd >= 0 {
-		syscall.Close(r.fd)
-	}
+	r.ch.Close()
 }
 
-// measureRaw streams p through the shim binary with no Go driver in between: a socket pair, the
-// shim's wire protocol written and read by hand, one chunk at a time, with blocking system calls
-// as the driver reads and writes (checkers/clang/fds.go), both sides spinning for up to spin
+// measureRaw streams p through the shim binary with no Go driver in between: the shim's wire
+// protocol written and read by hand on a channel as the driver makes one (the shared-memory ring
+// unless socketOnly; clang.RawChannel), one chunk at a time, both sides spinning for up to spin
 // before they block, backing off as the driver's reader and the shim's do (clang.SpinGate). It
 // returns, per chunk index after the preamble, the round trip and the shim's own time
 // (shim_us), both in ms: the baseline that splits a line's latency into driver, transport and
 // shim (breakdown_ms).
-func measureRaw(ctx context.Context, shim string, p agreement.Program, pace, spin time.Duration) (map[int][2]float64, error) {
-	rs, err := startRaw(ctx, shim, p, spin)
+func measureRaw(ctx context.Context, shim string, p agreement.Program, pace, spin time.Duration, socketOnly bool) (map[int][2]float64, error) {
+	rs, err := startRaw(ctx, shim, p, spin, socketOnly)
 	if err != nil {
 		return nil, err
 	}
 	defer rs.close()
-	return rs.stream(p, pace, spin)
-}
-
-// stream streams p on the shim's socket with blocking system calls, each read bounded by
-// rawReadTimeout (and tried for up to spin first), pausing for pace before each chunk after the
-// first.
-func (r *rawShim) stream(p agreement.Program, pace, spin time.Duration) (map[int][2]float64, error) {
-	tv := unix.NsecToTimeval(rawReadTimeout.Nanoseconds())
-	if err := unix.SetsockoptTimeval(r.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-		return nil, fmt.Errorf("raw: %w", err)
-	}
-	return streamRaw(&blockingFD{fd: r.fd, spin: spin}, p, pace)
+	return streamRaw(rs.ch, p, pace)
 }
 
 // measureRawOneProcessor is measureRaw with the client and the shim on one processor: the client
@@ -114,7 +112,7 @@ func (r *rawShim) stream(p agreement.Program, pace, spin time.Duration) (map[int
 // does not do this, because its events go to goroutines that run on any processor
 // (docs/checker-benchmark.md). Neither side spins: on one processor a spinner holds the
 // processor the other side needs.
-func measureRawOneProcessor(ctx context.Context, shim string, p agreement.Program, pace time.Duration) (map[int][2]float64, error) {
+func measureRawOneProcessor(ctx context.Context, shim string, p agreement.Program, pace time.Duration, socketOnly bool) (map[int][2]float64, error) {
 	type result struct {
 		out map[int][2]float64
 		err error
@@ -141,7 +139,7 @@ func measureRawOneProcessor(ctx context.Context, shim string, p agreement.Progra
 			if err := unix.SchedSetaffinity(0, &set); err != nil {
 				return nil, fmt.Errorf("raw, one processor: bind the client to processor %d: %w", cpu, err)
 			}
-			rs, err := startRaw(ctx, shim, p, 0)
+			rs, err := startRaw(ctx, shim, p, 0, socketOnly)
 			if err != nil {
 				return nil, err
 			}
@@ -149,7 +147,7 @@ func measureRawOneProcessor(ctx context.Context, shim string, p agreement.Progra
 			if err := unix.SchedSetaffinity(rs.cmd.Process.Pid, &set); err != nil {
 				return nil, fmt.Errorf("raw, one processor: bind the shim to processor %d: %w", cpu, err)
 			}
-			return rs.stream(p, pace, 0)
+			return streamRaw(rs.ch, p, pace)
 		}()
 		done <- result{out, err}
 	}()
@@ -161,86 +159,10 @@ func measureRawOneProcessor(ctx context.Context, shim string, p agreement.Progra
 // maxCPUSetID is one past the highest processor a unix.CPUSet can name.
 const maxCPUSetID = 1024
 
-// blockingFD reads and writes a blocking descriptor with plain system calls (no poller). With
-// spin > 0 a read first tries without blocking for up to spin, as the driver's reader does
-// (checkers/clang/fds.go), its gate backing off the same way.
-type blockingFD struct {
-	fd   int
-	spin time.Duration
-	gate clang.SpinGate
-}
-
-// settle tells the gate how a spin that ran out before ev came counts, as the driver's reader
-// does (clang.SpinGate.Settle).
-func (f *blockingFD) settle(ev rawEvent) {
-	f.gate.Settle(ev.Event == "progress", time.Duration(ev.ShimUS)*time.Microsecond, f.spin)
-}
-
-func (f *blockingFD) Read(b []byte) (int, error) {
-	if f.spin > 0 && f.gate.Spin() {
-		var until time.Time
-		for {
-			n, _, err := syscall.Recvfrom(f.fd, b, syscall.MSG_DONTWAIT)
-			if err == syscall.EAGAIN {
-				if until.IsZero() {
-					until = time.Now().Add(f.spin)
-				} else if time.Now().After(until) {
-					f.gate.RanOut() // settle counts it, or not, with the event that comes
-					break
-				}
-				runtime.Gosched()
-				continue
-			}
-			if err == syscall.EINTR {
-				continue
-			}
-			if !until.IsZero() {
-				f.gate.Spun(true)
-			}
-			if err != nil {
-				return 0, err
-			}
-			if n == 0 {
-				return 0, io.EOF
-			}
-			return n, nil
-		}
-	}
-	for {
-		n, err := syscall.Read(f.fd, b)
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err == syscall.EAGAIN:
-			return 0, fmt.Errorf("raw: no answer in %v", rawReadTimeout)
-		case err != nil:
-			return 0, err
-		case n == 0:
-			return 0, io.EOF
-		}
-		return n, nil
-	}
-}
-
-func (f *blockingFD) Write(b []byte) (int, error) {
-	done := 0
-	for done < len(b) {
-		n, err := syscall.Write(f.fd, b[done:])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return done, err
-		}
-		done += n
-	}
-	return done, nil
-}
-
 // streamRaw submits p's chunks one at a time on rw and waits for each chunk's progress line,
 // pausing for pace before each chunk after the first (Config.Pace). It returns, per chunk index
 // after the preamble, the round trip and shim_us, both in ms.
-func streamRaw(rw *blockingFD, p agreement.Program, pace time.Duration) (map[int][2]float64, error) {
+func streamRaw(rw *clang.RawChannel, p agreement.Program, pace time.Duration) (map[int][2]float64, error) {
 	r := bufio.NewReaderSize(rw, 32<<10)
 	next := func() (rawEvent, error) {
 		line, err := r.ReadBytes('\n')
@@ -251,7 +173,7 @@ func streamRaw(rw *blockingFD, p agreement.Program, pace time.Duration) (map[int
 		if err := json.Unmarshal(line, &ev); err != nil {
 			return rawEvent{}, fmt.Errorf("raw: %w", err)
 		}
-		rw.settle(ev)
+		rw.Settle(ev.Event == "progress", time.Duration(ev.ShimUS)*time.Microsecond)
 		if ev.Event == "error" || ev.Event == "crash" || ev.Event == "done" {
 			return ev, fmt.Errorf("raw: %s %s", ev.Event, ev.Diag)
 		}

@@ -143,9 +143,18 @@ func BenchmarkPerLineAfterStdcppPreamble(b *testing.B) {
 // no preamble, no checkpoint, so Clang's own work is as small as it gets and no copy-on-write
 // fault follows a fork. The round trip is the floor of a line on this machine (transport, Go
 // driver and the shim's per-chunk work); shim-ms is the shim's part of it (the progress
-// events' shim_us: entering the chunk, Clang, the callbacks).
+// events' shim_us: entering the chunk, Clang, the callbacks). Sub-benchmarks: the channel's
+// bytes through the shared-memory ring (the default) or on the socket alone (SocketOnly), each
+// with the readers spinning before they block (the default) and without (Spin: -1).
 func BenchmarkFixedCostOfALine(b *testing.B) {
-	c := newChecker(b, Options{})
+	b.Run("ring", func(b *testing.B) { fixedCostOfALine(b, Options{}) })
+	b.Run("socket", func(b *testing.B) { fixedCostOfALine(b, Options{SocketOnly: true}) })
+	b.Run("ring-nospin", func(b *testing.B) { fixedCostOfALine(b, Options{Spin: -1}) })
+	b.Run("socket-nospin", func(b *testing.B) { fixedCostOfALine(b, Options{SocketOnly: true, Spin: -1}) })
+}
+
+func fixedCostOfALine(b *testing.B, opts Options) {
+	c := newChecker(b, opts)
 	s, err := c.Start(context.Background(), checkers.SessionOptions{Flags: []string{"-xc++", "-std=c++17"}, Filename: "fixed.cpp"})
 	if err != nil {
 		b.Fatal(err)

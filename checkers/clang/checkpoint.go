@@ -116,13 +116,17 @@ func (cp *Checkpoint) kill() {
 	cp.free()
 }
 
-// resume hands channel to the dormant process with a resume for session id (SCM_RIGHTS); the
-// process forks a session that uses it.
-func (cp *Checkpoint) resume(id int64, channel *os.File) error {
+// resume hands channel (and its ring, unless nil) to the dormant process with a resume for
+// session id (SCM_RIGHTS); the process forks a session that uses them.
+func (cp *Checkpoint) resume(id int64, channel, ring *os.File) error {
 	cp.ctrlMu.Lock()
 	defer cp.ctrlMu.Unlock()
 	line := fmt.Appendf(nil, `{"op":"resume","id":%d}`+"\n", id)
-	n, _, err := cp.ctrl.WriteMsgUnix(line, unixRights(int(channel.Fd())), nil)
+	fds := []int{int(channel.Fd())}
+	if ring != nil {
+		fds = append(fds, int(ring.Fd()))
+	}
+	n, _, err := cp.ctrl.WriteMsgUnix(line, unixRights(fds...), nil)
 	if err == nil && n != len(line) {
 		_, err = cp.ctrl.Write(line[n:])
 	}

@@ -79,6 +79,10 @@ type Options struct {
 	// spin (docs/checker-benchmark.md, "Spinning that backs off, again"; hydra bench checker
 	// --levers measures it).
 	Spin time.Duration
+	// SocketOnly sends a session's chunks and events on its socket alone, without the
+	// shared-memory ring that otherwise carries them (ring.go); for measuring that lever side
+	// by side (hydra bench checker --levers).
+	SocketOnly bool
 }
 
 // Checker starts shim sessions and owns every process behind them. It is safe for concurrent
@@ -88,6 +92,7 @@ type Checker struct {
 	env     []string
 	plain   bool
 	spin    time.Duration
+	ring    bool // give each session a shared-memory ring (!Options.SocketOnly)
 	timeout time.Duration
 	stderr  *os.File
 
@@ -131,6 +136,7 @@ func New(opts Options) (*Checker, error) {
 		env:       env,
 		plain:     opts.PlainJSON,
 		spin:      spin,
+		ring:      !opts.SocketOnly,
 		timeout:   timeout,
 		stderr:    opts.Stderr,
 		lifeline:  w,
@@ -289,11 +295,14 @@ func (c *Checker) StartSession(ctx context.Context, opts checkers.SessionOptions
 	res := resolve(opts)
 	id := c.nextID.Add(1)
 
-	mine, theirs, err := socketPair("hydra-channel", c.spin)
+	mine, theirs, ring, err := c.channel()
 	if err != nil {
 		return nil, fmt.Errorf("start clang session: %w", err)
 	}
 	defer theirs.Close()
+	if ring != nil {
+		defer ring.Close()
+	}
 
 	args := []string{
 		"--channel-fd", "3",
@@ -304,10 +313,15 @@ func (c *Checker) StartSession(ctx context.Context, opts checkers.SessionOptions
 	if res.root != "" {
 		args = append(args, "--root", res.root)
 	}
+	extra := []*os.File{theirs, c.lifelineR}
+	if ring != nil {
+		args = append(args, "--ring-fd", "5")
+		extra = append(extra, ring)
+	}
 	args = append(args, "--")
 	args = append(args, res.flags...)
 	cmd := exec.Command(c.shim, args...)
-	cmd.ExtraFiles = []*os.File{theirs, c.lifelineR}
+	cmd.ExtraFiles = extra
 	cmd.Env = append(shimEnv(os.Environ()), c.env...)
 	if c.stderr != nil {
 		cmd.Stderr = c.stderr
@@ -331,6 +345,23 @@ func (c *Checker) StartSession(ctx context.Context, opts checkers.SessionOptions
 	}
 	s.run(ctx)
 	return s, nil
+}
+
+// channel makes a new session's channel: our end, and the shim's socket and ring (nil without
+// one) to hand over.
+func (c *Checker) channel() (*fdConn, *os.File, *os.File, error) {
+	mine, theirs, err := socketPair("hydra-channel", c.spin)
+	if err != nil || !c.ring {
+		return mine, theirs, nil, err
+	}
+	ring, ringFile, err := newShmRing()
+	if err != nil {
+		mine.Close()
+		theirs.Close()
+		return nil, nil, nil, err
+	}
+	mine.ring = ring
+	return mine, theirs, ringFile, nil
 }
 
 // register records a live session; false if closed.
@@ -376,13 +407,16 @@ func (c *Checker) ResumeSession(ctx context.Context, cp *Checkpoint) (*Session, 
 	if !live {
 		return nil, fmt.Errorf("resume checkpoint %d: already freed", cp.id)
 	}
-	mine, theirs, err := socketPair("hydra-channel", c.spin)
+	mine, theirs, ring, err := c.channel()
 	if err != nil {
 		return nil, fmt.Errorf("resume checkpoint %d: %w", cp.id, err)
 	}
 	id := c.nextID.Add(1)
-	err = cp.resume(id, theirs)
+	err = cp.resume(id, theirs, ring)
 	theirs.Close()
+	if ring != nil {
+		ring.Close()
+	}
 	if err != nil {
 		mine.Close()
 		return nil, fmt.Errorf("resume checkpoint %d: %w", cp.id, err)

@@ -20,7 +20,8 @@ import (
 // send buffer, the edge-triggered EPOLLOUT that follows wakes the poller's thread, and on a
 // small virtual machine each wake-up is a context switch of several microseconds
 // (docs/checker-benchmark.md, "The driver's wake-ups"). A blocked reader holds one thread per
-// session.
+// session. With a ring (ring.go, the default) the protocol's bytes go through shared memory and
+// the socket carries only wake-up bytes, descriptors and hang-up.
 //
 // Reads also collect the descriptors the shim passes along with some events (SCM_RIGHTS): a
 // checkpoint's control socket and pidfd with its chkpt event, a resumed session's own pidfd
@@ -31,6 +32,14 @@ type fdConn struct {
 	oob  []byte        // Read's control buffer (Read is called from one goroutine)
 	spin time.Duration // how long Read tries before it blocks (0: block at once)
 	gate SpinGate      // whether it spins this time (Read's and settleSpin's; one reader)
+	// noYield: Read does not yield before it reads (a reader with no goroutine to hand its
+	// data to: RawChannel).
+	noYield bool
+
+	// ring, when set, carries the channel's bytes both ways, and the socket only the wake-up
+	// bytes, descriptors and hang-up (ring.go). Unmapped with the socket's descriptor.
+	ring *shmRing
+	eof  bool // the ring's socket hung up (Read's, and take's while Read is not running)
 
 	mu     sync.Mutex
 	fd     int   // -1 once closed
@@ -61,8 +70,16 @@ func (c *fdConn) release() {
 	defer c.mu.Unlock()
 	c.uses--
 	if c.closed && c.uses == 0 && c.fd >= 0 {
-		_ = unix.Close(c.fd)
-		c.fd = -1
+		c.closeFD()
+	}
+}
+
+// closeFD closes the socket's descriptor and unmaps the ring; under mu, once no call uses them.
+func (c *fdConn) closeFD() {
+	_ = unix.Close(c.fd)
+	c.fd = -1
+	if c.ring != nil {
+		c.ring.unmap()
 	}
 }
 
@@ -78,7 +95,12 @@ func (c *fdConn) Read(p []byte) (int, error) {
 	// The reader has usually just handed an event to a goroutine waiting for it, which Go
 	// queues to run next on this thread; blocking in a system call now would leave it there
 	// until another thread steals it, after a sleep of its own. Yield first: it runs at once.
-	runtime.Gosched()
+	if !c.noYield {
+		runtime.Gosched()
+	}
+	if c.ring != nil {
+		return c.readRing(fd, p)
+	}
 	flags := 0
 	var until time.Time
 	if c.spin > 0 && c.gate.Spin() {
@@ -105,6 +127,71 @@ func (c *fdConn) Read(p []byte) (int, error) {
 			c.gate.Spun(true)
 		}
 		return c.got(n, oobn, len(p))
+	}
+}
+
+// readRing is Read for a channel with a ring: what the shim wrote there, else, after a spin
+// over the ring (no system call), blocking on the socket for the shim's wake-up byte.
+func (c *fdConn) readRing(fd int, p []byte) (int, error) {
+	r := c.ring
+	spin := c.spin > 0 && c.gate.Spin()
+	var until time.Time
+	for {
+		n, err := r.read(p)
+		if err != nil {
+			return 0, err
+		}
+		if n > 0 {
+			if spin && !until.IsZero() {
+				c.gate.Spun(true)
+			}
+			return n, nil
+		}
+		if c.eof {
+			return 0, io.EOF
+		}
+		if spin {
+			if until.IsZero() {
+				until = time.Now().Add(c.spin)
+			} else if time.Now().After(until) {
+				spin = false
+				c.gate.RanOut() // the next event says whether that counts (settleSpin)
+			}
+			if spin {
+				runtime.Gosched()
+				continue
+			}
+		}
+		r.setDriverWaiting(true)
+		if r.pending() {
+			r.setDriverWaiting(false)
+			continue
+		}
+		err = c.recvSocket(fd)
+		r.setDriverWaiting(false)
+		if err != nil {
+			return 0, err
+		}
+	}
+}
+
+// recvSocket blocks for what comes on the socket of a channel with a ring (wake-up bytes,
+// which it drops, and descriptors, which it keeps); at hang-up it sets c.eof. What is left in
+// the ring is still read after that.
+func (c *fdConn) recvSocket(fd int) error {
+	var drop [64]byte
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(fd, drop[:], c.oob, unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return os.NewSyscallError("recvmsg", err)
+		}
+		if _, err := c.got(n, oobn, len(drop)); err == io.EOF {
+			c.eof = true
+		}
+		return nil
 	}
 }
 
@@ -188,6 +275,9 @@ func (c *fdConn) writev(bufs ...[]byte) (int, error) {
 		return 0, net.ErrClosed
 	}
 	defer c.release()
+	if c.ring != nil {
+		return c.writeRing(fd, bufs)
+	}
 	total := 0
 	for len(bufs) > 0 {
 		n, err := unix.Writev(fd, bufs)
@@ -207,6 +297,52 @@ func (c *fdConn) writev(bufs ...[]byte) (int, error) {
 		}
 	}
 	return total, nil
+}
+
+// writeRing is writev for a channel with a ring: the buffers go into the ring, and the shim
+// gets a wake-up byte on the socket if it said it would sleep. While the ring is full (the shim
+// is far behind, on a large text) it looks again every millisecond, until the shim hangs up.
+func (c *fdConn) writeRing(fd int, bufs [][]byte) (int, error) {
+	total := 0
+	for _, b := range bufs {
+		for len(b) > 0 {
+			n, wake, err := c.ring.write(b)
+			if err != nil {
+				return total, err
+			}
+			if wake {
+				if err := wakeUp(fd); err != nil {
+					return total, err
+				}
+			}
+			b, total = b[n:], total+n
+			if n > 0 {
+				continue
+			}
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
+			if _, err := unix.Poll(pfd, 1); err != nil && err != unix.EINTR {
+				return total, os.NewSyscallError("poll", err)
+			}
+			if pfd[0].Revents&(unix.POLLRDHUP|unix.POLLHUP|unix.POLLERR) != 0 {
+				return total, os.NewSyscallError("write", unix.EPIPE)
+			}
+		}
+	}
+	return total, nil
+}
+
+// wakeUp sends the byte that wakes a reader sleeping on the other end of a ring's socket.
+func wakeUp(fd int) error {
+	for {
+		_, err := unix.Write(fd, []byte{'w'})
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return os.NewSyscallError("write", err)
+		}
+		return nil
+	}
 }
 
 // got keeps the descriptors of a received message and turns an empty read into io.EOF (a
@@ -233,7 +369,16 @@ func (c *fdConn) got(n, oobn, want int) (int, error) {
 
 // take removes and returns the n oldest received descriptors, or an error (taking none) if
 // fewer arrived.
+//
+// With a ring, an event's descriptors are sent on the socket before its line goes into the
+// ring, so they are on their way when the line is read: take blocks for them. It is called by
+// the reader (the goroutine that calls Read), between reads.
 func (c *fdConn) take(n int) ([]int, error) {
+	if c.ring != nil {
+		if err := c.awaitFds(n); err != nil {
+			return nil, err
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.fds) < n {
@@ -242,6 +387,27 @@ func (c *fdConn) take(n int) ([]int, error) {
 	out := append([]int(nil), c.fds[:n]...)
 	c.fds = c.fds[n:]
 	return out, nil
+}
+
+// awaitFds reads the socket of a channel with a ring until n descriptors have come or it hangs up.
+func (c *fdConn) awaitFds(n int) error {
+	fd, ok := c.acquire()
+	if !ok {
+		return net.ErrClosed
+	}
+	defer c.release()
+	for !c.eof {
+		c.mu.Lock()
+		have := len(c.fds)
+		c.mu.Unlock()
+		if have >= n {
+			return nil
+		}
+		if err := c.recvSocket(fd); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Close shuts the socket down, which ends a read blocked on it and tells the shim that we are
@@ -260,8 +426,7 @@ func (c *fdConn) Close() error {
 	c.closed = true
 	_ = unix.Shutdown(c.fd, unix.SHUT_RDWR)
 	if c.uses == 0 {
-		_ = unix.Close(c.fd)
-		c.fd = -1
+		c.closeFD()
 	}
 	return nil
 }

@@ -46,7 +46,7 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 		growthN  = fs.Int("growth-lines", 2000, "length of the long program for slope_ms_per_100_lines (0: skip)")
 		growthCd = fs.Int("growth-clangd-samples", 8, "prefix lengths of the long program sent to clangd")
 		plotPath = fs.String("plot", "", "write the growth chart (per-line cost against prefix length) to this .png or .svg file")
-		levers   = fs.Bool("levers", false, "also measure the levers side by side (spin before blocking, hand-written protocol lines, malloc_trim before fork, room in Clang's folding sets, dead stack dropped before each fork, generational malloc, bucket heads beside Clang's folding sets, one file entry for every chunk, huge pages after the first fork, checkpoint placement)")
+		levers   = fs.Bool("levers", false, "also measure the levers side by side (spin before blocking, hand-written protocol lines, malloc_trim before fork, room in Clang's folding sets, dead stack dropped before each fork, generational malloc, bucket heads beside Clang's folding sets, one file entry for every chunk, huge pages after the first fork, a shared-memory ring, checkpoint placement)")
 		noSplit  = fs.Bool("no-breakdown", false, "skip the raw-protocol baseline that splits a line's latency (breakdown_ms)")
 	)
 	fs.Usage = func() {
@@ -183,6 +183,7 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 		plainSets := lever(clang.Options{Env: []string{"HYDRA_SHIM_PLAIN_FOLDING_SETS=1"}})
 		filePerChunk := lever(clang.Options{Env: []string{"HYDRA_SHIM_FILE_PER_CHUNK=1"}})
 		hugeAfterFork := lever(clang.Options{Env: []string{"HYDRA_SHIM_HUGE_PAGES_AFTER_FORK=1"}})
+		socketOnly := lever(clang.Options{SocketOnly: true})
 		if leverErr != nil {
 			return fail(leverErr)
 		}
@@ -206,6 +207,8 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 			{Name: "one file entry for every chunk", Setting: "on (default)", Checker: ch, CheckpointEvery: *every},
 			{Name: "transparent huge pages for the shim's malloc", Setting: "always", Checker: hugeAfterFork, CheckpointEvery: *every},
 			{Name: "transparent huge pages for the shim's malloc", Setting: "until the first fork (default)", Checker: ch, CheckpointEvery: *every},
+			{Name: "chunks and events through a shared-memory ring", Setting: "off (the socket alone)", Checker: socketOnly, CheckpointEvery: *every},
+			{Name: "chunks and events through a shared-memory ring", Setting: "on (default)", Checker: ch, CheckpointEvery: *every},
 			{Name: "checkpoint placement", Setting: "preamble only", Checker: ch, CheckpointEvery: 1 << 30},
 			{Name: "checkpoint placement", Setting: "preamble + every 100 chunks", Checker: ch, CheckpointEvery: 100},
 		}

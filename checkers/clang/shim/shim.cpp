@@ -2,7 +2,8 @@
 //
 // One process runs one ordinary Clang front end (-fsyntax-only) over a main file whose only
 // content is `#pragma hydra_next`. The text to check arrives in chunks on a channel (a UNIX
-// stream socket, fd given on the command line) and is pulled into the preprocessor one chunk at a
+// stream socket, fd given on the command line, and a shared-memory ring beside it that carries
+// the bytes when the driver passes one: ring.h) and is pulled into the preprocessor one chunk at a
 // time, each time the previous chunk ends. While the process is blocked waiting for the next chunk,
 // compiler state and accepted text agree exactly; a fork() at that moment is a checkpoint: the
 // child stays dormant on a private control socket whose only other end is passed to the driver
@@ -38,6 +39,7 @@
 
 #include "alloc.h"
 #include "foldingset.h"
+#include "ring.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Basic/AllDiagnostics.h"
 #include "clang/Basic/Diagnostic.h"
@@ -113,12 +115,38 @@ bool writeAll(int fd, const char *p, size_t n) {
   return true;
 }
 
+// chanWrite writes P[0:N] to the session's channel: into the ring when the driver passed one
+// (waiting for room while it is full), else on the socket. False if the driver is gone.
+bool chanWrite(const char *P, size_t N) {
+  if (!gRing.mapped())
+    return writeAll(gChanFd, P, N);
+  for (;;) {
+    size_t W = gRing.write(P, N, gChanFd);
+    P += W;
+    N -= W;
+    if (N == 0)
+      return true;
+    // Full: the driver reads every event as it comes, so this is rare; look again every
+    // millisecond, and give up when the driver hangs up.
+    pollfd Q[2] = {{gChanFd, POLLRDHUP, 0}, {gLifeline, POLLIN, 0}};
+    if (poll(Q, gLifeline >= 0 ? 2 : 1, 1) > 0) {
+      if (Q[0].revents & (POLLRDHUP | POLLHUP | POLLERR))
+        return false;
+      if (gLifeline >= 0 && Q[1].revents)
+        _exit(0);
+    }
+  }
+}
+
 // sendFds writes the first byte of P with the descriptors Fds attached (SCM_RIGHTS), then the
-// rest. On a stream socket the descriptors arrive no later than that byte.
+// rest. On a stream socket the descriptors arrive no later than that byte. With a ring, the
+// descriptors go alone on the socket (with one byte the driver ignores) before the whole line
+// goes into the ring, so they are there by the time the driver reads the line.
 bool sendFds(int Sock, const char *P, size_t N, std::initializer_list<int> Fds) {
+  bool Ring = gRing.mapped();
   alignas(cmsghdr) char Ctl[CMSG_SPACE(sizeof(int) * 4)] = {};
   size_t K = Fds.size();
-  iovec Iov{const_cast<char *>(P), 1};
+  iovec Iov{const_cast<char *>(Ring ? "F" : P), 1};
   msghdr MH{};
   MH.msg_iov = &Iov;
   MH.msg_iovlen = 1;
@@ -137,7 +165,7 @@ bool sendFds(int Sock, const char *P, size_t N, std::initializer_list<int> Fds) 
       continue;
     return false;
   }
-  return writeAll(Sock, P + 1, N - 1);
+  return Ring ? chanWrite(P, N) : writeAll(Sock, P + 1, N - 1);
 }
 
 // plainWord reports whether S needs no JSON escaping (letters, digits, '_', '-'): the chunk
@@ -157,7 +185,7 @@ void sendObject(llvm::json::Object Obj, std::initializer_list<int> Fds = {}) {
   OS.flush();
   S.push_back('\n');
   bool OK = Fds.size() > 0 ? sendFds(gChanFd, S.data(), S.size(), Fds)
-                           : writeAll(gChanFd, S.data(), S.size());
+                           : chanWrite(S.data(), S.size());
   if (!OK)
     _exit(0);
 }
@@ -224,7 +252,7 @@ void sendProgress(int64_t Off, const std::string &Cat, int64_t Us, int64_t Fault
     send({{"event", "progress"}, {"off", Off}, {"cat", Cat}, {"shim_us", Us}, {"shim_faults", Faults}});
     return;
   }
-  if (!writeAll(gChanFd, Line, size_t(N)))
+  if (!chanWrite(Line, size_t(N)))
     _exit(0);
 }
 
@@ -247,8 +275,12 @@ void crashHandler(int Sig) {
       Buf[N++] = Num[--K];
     memcpy(Buf + N, "\"}\n", 3);
     N += 3;
-    ssize_t Ignored = write(Fd, Buf, N);
-    (void)Ignored;
+    if (gRing.mapped()) {
+      gRing.write(Buf, N, Fd);
+    } else {
+      ssize_t Ignored = write(Fd, Buf, N);
+      (void)Ignored;
+    }
   }
   signal(Sig, SIG_DFL);
   raise(Sig);
@@ -277,9 +309,12 @@ public:
   // sends the next chunk within a few microseconds of reading a progress event, and a process
   // that went to sleep pays a wake-up, which on a loaded or virtualised machine costs tens of
   // microseconds; docs/checker-benchmark.md, lever "spin before blocking").
-  void reset(int Fd, int SpinUs = 0) {
+  // UseRing: the bytes come through gRing, the socket only wakes us (ring.h).
+  void reset(int Fd, int SpinUs = 0, bool UseRing = false) {
     this->Fd = Fd;
     this->SpinUs = SpinUs;
+    this->UseRing = UseRing;
+    Eof = false;
     SpinSkip = SpinBackoff = SpinFails = 0;
     Buf.clear();
     Pos = 0;
@@ -377,10 +412,8 @@ private:
     do {
       ssize_t R = recvSome(MSG_DONTWAIT);
       if (R > 0) {
-        if (Waited) {
-          SpinFails = 0;
-          SpinBackoff /= 2;
-        }
+        if (Waited)
+          spunAndGot();
         return 1;
       }
       if (R == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
@@ -388,12 +421,88 @@ private:
       Waited = true;
       __builtin_ia32_pause();
     } while (std::chrono::steady_clock::now() < Until);
+    spunOut();
+    return -1;
+  }
+  void spunAndGot() {
+    SpinFails = 0;
+    SpinBackoff /= 2;
+  }
+  void spunOut() {
     if (++SpinFails >= kSpinFailsToBackOff)
       SpinSkip = SpinBackoff = std::min(2 * SpinBackoff + 1, kMaxSpinSkip);
-    return -1;
+  }
+
+  // spinRing watches the ring for up to SpinUs microseconds, with no system call: true when
+  // bytes came (backing off as spin does).
+  bool spinRing() {
+    if (SpinSkip > 0) {
+      --SpinSkip;
+      return false;
+    }
+    auto Until = std::chrono::steady_clock::now() + std::chrono::microseconds(SpinUs);
+    for (;;) {
+      for (int I = 0; I < 64; ++I) {
+        if (gRing.pending()) {
+          spunAndGot();
+          return true;
+        }
+        __builtin_ia32_pause();
+      }
+      if (std::chrono::steady_clock::now() >= Until)
+        break;
+    }
+    spunOut();
+    return false;
+  }
+
+  // fillRing is fill for a channel whose bytes come through gRing: read what is there, else
+  // spin, else say we sleep and block on the socket (with the lifeline) for the wake-up byte.
+  bool fillRing(int TimeoutMs) {
+    bool Spun = false;
+    for (;;) {
+      long R = gRing.read(Tmp, sizeof(Tmp));
+      if (R < 0)
+        return false; // the driver's indices are out of range: treat it as gone
+      if (R > 0) {
+        Buf.append(Tmp, size_t(R));
+        return true;
+      }
+      if (Eof)
+        return false;
+      if (SpinUs > 0 && TimeoutMs < 0 && !Spun) {
+        Spun = true;
+        if (spinRing())
+          continue;
+      }
+      gRing.setShimWaiting(true);
+      if (gRing.pending()) {
+        gRing.setShimWaiting(false);
+        continue;
+      }
+      pollfd P[2] = {{Fd, POLLIN, 0}, {gLifeline, POLLIN, 0}};
+      int N = poll(P, gLifeline >= 0 ? 2 : 1, TimeoutMs);
+      gRing.setShimWaiting(false);
+      if (N < 0 && errno != EINTR)
+        return false;
+      if (N == 0)
+        return false; // timeout
+      if (N > 0 && gLifeline >= 0 && P[1].revents)
+        _exit(0); // the owner is gone
+      if (N > 0 && P[0].revents) {
+        // Wake-up bytes only: the driver sends a session no descriptors (and any would be
+        // closed with the message that reads them, as on the socket).
+        char Drain[64];
+        ssize_t K = recv(Fd, Drain, sizeof(Drain), MSG_DONTWAIT);
+        if (K == 0 || (K < 0 && errno != EAGAIN && errno != EINTR))
+          Eof = true; // hung up: what is left in the ring is still read first
+      }
+    }
   }
 
   bool fill(int TimeoutMs) {
+    if (UseRing)
+      return fillRing(TimeoutMs);
     if (SpinUs > 0 && TimeoutMs < 0) {
       int R = spin();
       if (R >= 0)
@@ -423,6 +532,8 @@ private:
   static inline char Tmp[1 << 16];
   int Fd = -1;
   int SpinUs = 0;
+  bool UseRing = false; // see reset
+  bool Eof = false;     // the ring's socket hung up
   static constexpr int kMaxSpinSkip = 64, kSpinFailsToBackOff = 3;
   // spin's back-off: waits left that block at once, how many the latest back-off made, and the
   // spins in a row that ran out.
@@ -1254,16 +1365,20 @@ private:
   void dormant(int Ctl, int64_t ID) {
     close(Chan.fd());
     gChanFd = -1;
+    gRing.unmap(); // the session's, which goes on without us
     Chan.reset(Ctl);
     for (;;) {
       Msg M = readMsg(Chan); // exits on lifeline hang-up
       if (M.K == Msg::Gone || M.K == Msg::Free)
         _exit(0);
       int Fd = Chan.takeFd();
+      int RingFd = Chan.takeFd(); // -1: the new session's channel is a plain socket
       Chan.closeFds();
       if (M.K != Msg::Resume || Fd < 0) {
         if (Fd >= 0)
           close(Fd);
+        if (RingFd >= 0)
+          close(RingFd);
         continue; // the driver never sends anything else; ignore it
       }
       pid_t Dormant = getpid();
@@ -1276,7 +1391,11 @@ private:
         if (getppid() != Dormant)
           _exit(0);
         close(Ctl);
-        Chan.reset(Fd, SpinUs);
+        if (RingFd >= 0 && !gRing.map(RingFd))
+          _exit(1); // the driver sees the channel hang up
+        if (RingFd >= 0)
+          close(RingFd);
+        Chan.reset(Fd, SpinUs, gRing.mapped());
         gChanFd = Fd;
         Session = M.ID;
         startWatchdog(Fd);
@@ -1291,6 +1410,8 @@ private:
         return; // back into the parser, which goes on reading chunks from Fd
       }
       close(Fd);
+      if (RingFd >= 0)
+        close(RingFd);
     }
   }
 
@@ -1516,7 +1637,7 @@ llvm::IntrusiveRefCntPtr<RootedFS> guardFileSystem(const CompilerInvocation &Inv
 
 [[noreturn]] void usage(const char *Why) {
   llvm::errs() << "hydra-clang-shim: " << Why
-               << "\nusage: hydra-clang-shim --channel-fd N [--lifeline-fd N] "
+               << "\nusage: hydra-clang-shim --channel-fd N [--lifeline-fd N] [--ring-fd N] "
                   "--session ID --file F [--root DIR] [--clang PATH] -- CLANG_FLAGS...\n";
   _exit(2);
 }
@@ -1529,6 +1650,7 @@ int main(int argc, char **argv) {
   std::string ClangPath = HYDRA_CLANG_PATH;
   std::string Root; // the project root, where files besides the checked file's own directory live
   std::vector<std::string> Flags;
+  int RingFd = -1; // the channel's shared-memory ring (ring.h), if the driver passed one
   int I = 1;
   for (; I < argc; ++I) {
     llvm::StringRef A = argv[I];
@@ -1543,6 +1665,8 @@ int main(int argc, char **argv) {
       gChanFd = atoi(V);
     else if (A == "--lifeline-fd")
       gLifeline = atoi(V);
+    else if (A == "--ring-fd")
+      RingFd = atoi(V);
     else if (A == "--socket-prefix")
       ; // accepted for compatibility: checkpoints have no sockets of their own any more
     else if (A == "--session")
@@ -1568,7 +1692,12 @@ int main(int argc, char **argv) {
   // (default 0: off; clang.Options.Spin sets it, for hydra bench checker --levers).
   if (const char *Spin = getenv("HYDRA_SHIM_SPIN_US"))
     TheStream.SpinUs = std::max(0, std::min(atoi(Spin), 10000));
-  TheStream.Chan.reset(gChanFd, TheStream.SpinUs);
+  if (RingFd >= 0) {
+    if (!gRing.map(RingFd))
+      usage("--ring-fd: cannot map it");
+    close(RingFd);
+  }
+  TheStream.Chan.reset(gChanFd, TheStream.SpinUs, gRing.mapped());
   installCrashHandlers();
   startWatchdog(gChanFd);
 
