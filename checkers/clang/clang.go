@@ -347,20 +347,23 @@ func (c *Checker) StartSession(ctx context.Context, opts checkers.SessionOptions
 	return s, nil
 }
 
-// channel makes a new session's channel: our end, and the shim's socket and ring (nil without
-// one) to hand over.
-func (c *Checker) channel() (*fdConn, *os.File, *os.File, error) {
-	mine, theirs, err := socketPair("hydra-channel", c.spin)
-	if err != nil || !c.ring {
+// channel makes a new session's channel (newChannel with the checker's settings).
+func (c *Checker) channel() (*fdConn, *os.File, *os.File, error) { return newChannel(c.spin, c.ring) }
+
+// newChannel makes a session's channel: our end, reading with spin, and the shim's socket and,
+// when ring is set, its ring (else nil) to hand over.
+func newChannel(spin time.Duration, ring bool) (*fdConn, *os.File, *os.File, error) {
+	mine, theirs, err := socketPair("hydra-channel", spin)
+	if err != nil || !ring {
 		return mine, theirs, nil, err
 	}
-	ring, ringFile, err := newShmRing()
+	shm, ringFile, err := newShmRing()
 	if err != nil {
 		mine.Close()
 		theirs.Close()
 		return nil, nil, nil, err
 	}
-	mine.ring = ring
+	mine.ring = shm
 	return mine, theirs, ringFile, nil
 }
 

@@ -20,8 +20,7 @@ type RawChannel struct {
 // (--channel-fd) and its ring (--ring-fd; nil when socketOnly). The caller closes both files
 // once the shim has them.
 func NewRawChannel(spin time.Duration, socketOnly bool) (ch *RawChannel, socket, ring *os.File, err error) {
-	c := &Checker{spin: max(spin, 0), ring: !socketOnly}
-	mine, theirs, ring, err := c.channel()
+	mine, theirs, ring, err := newChannel(max(spin, 0), !socketOnly)
 	if err != nil {
 		return nil, nil, nil, err
 	}
