@@ -60,15 +60,9 @@ func startRaw(ctx context.Context, shim string, p agreement.Program, spin time.D
 		return nil, fmt.Errorf("raw: %w", err)
 	}
 	defer lr.Close()
-	args := []string{"--channel-fd", "3", "--lifeline-fd", "4", "--session", "1", "--file", p.Base}
-	extra := []*os.File{theirs, lr}
-	if ring != nil {
-		args = append(args, "--ring-fd", "5")
-		extra = append(extra, ring)
-	}
-	args = append(append(args, "--"), p.Flags...)
-	cmd := exec.CommandContext(ctx, shim, args...)
-	cmd.ExtraFiles = extra
+	cmd := clang.ShimProcess{
+		Channel: theirs, Lifeline: lr, Ring: ring, Session: 1, File: p.Base, Flags: p.Flags,
+	}.Command(ctx, shim)
 	cmd.Env = append(os.Environ(), "GLIBC_TUNABLES=glibc.malloc.hugetlb=1")
 	if spin > 0 {
 		cmd.Env = append(cmd.Env, "HYDRA_SHIM_SPIN_US="+strconv.FormatInt(spin.Microseconds(), 10))

@@ -23,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -304,24 +303,10 @@ func (c *Checker) StartSession(ctx context.Context, opts checkers.SessionOptions
 		defer ring.Close()
 	}
 
-	args := []string{
-		"--channel-fd", "3",
-		"--lifeline-fd", "4",
-		"--session", strconv.FormatInt(id, 10),
-		"--file", res.filename,
-	}
-	if res.root != "" {
-		args = append(args, "--root", res.root)
-	}
-	extra := []*os.File{theirs, c.lifelineR}
-	if ring != nil {
-		args = append(args, "--ring-fd", "5")
-		extra = append(extra, ring)
-	}
-	args = append(args, "--")
-	args = append(args, res.flags...)
-	cmd := exec.Command(c.shim, args...)
-	cmd.ExtraFiles = extra
+	cmd := ShimProcess{
+		Channel: theirs, Lifeline: c.lifelineR, Ring: ring,
+		Session: id, File: res.filename, Root: res.root, Flags: res.flags,
+	}.Command(context.Background(), c.shim)
 	cmd.Env = append(shimEnv(os.Environ()), c.env...)
 	if c.stderr != nil {
 		cmd.Stderr = c.stderr

@@ -186,9 +186,10 @@ func TestWatchdogEndsALongParse(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer lw.Close()
-			cmd := exec.Command(os.Getenv(ShimEnv), "--channel-fd", "3", "--lifeline-fd", "4",
-				"--session", "1", "--file", t.TempDir()+"/slow.cpp", "--", "-x", "c++")
-			cmd.ExtraFiles = []*os.File{theirs, lr}
+			cmd := ShimProcess{
+				Channel: theirs, Lifeline: lr, Session: 1, File: t.TempDir() + "/slow.cpp",
+				Flags: []string{"-x", "c++"},
+			}.Command(context.Background(), os.Getenv(ShimEnv))
 			cmd.Stderr = os.Stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -133,9 +132,9 @@ func TestRingHoldsEventsWhileTheDriverIsBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lw.Close()
-	cmd := exec.Command(shim, "--channel-fd", "3", "--lifeline-fd", "4", "--ring-fd", "5",
-		"--session", "1", "--file", "events.c", "--", "-xc")
-	cmd.ExtraFiles = []*os.File{theirs, lr, ring}
+	cmd := ShimProcess{
+		Channel: theirs, Lifeline: lr, Ring: ring, Session: 1, File: "events.c", Flags: []string{"-xc"},
+	}.Command(context.Background(), shim)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
