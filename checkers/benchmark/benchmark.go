@@ -17,13 +17,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hydra-lsp/hydra/checkers"
 	"github.com/hydra-lsp/hydra/checkers/agreement"
 	"github.com/hydra-lsp/hydra/checkers/chunk"
+	"github.com/hydra-lsp/hydra/checkers/clang"
 )
 
 // Config says what to measure.
@@ -525,7 +524,7 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 			}
 			if len(cps) > n {
 				h := cps[len(cps)-1]
-				if kb, err := privateKB(h.pid); err == nil {
+				if kb, err := clang.PrivateKB(h.pid); err == nil {
 					s.privFork = append(s.privFork, kb)
 				}
 				f := h.forkMS
@@ -557,7 +556,7 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 	}
 	// Dormant checkpoints now hold what the session has changed since their fork.
 	for _, h := range cps {
-		if kb, err := privateKB(h.pid); err == nil {
+		if kb, err := clang.PrivateKB(h.pid); err == nil {
 			s.privKB = append(s.privKB, kb)
 		}
 	}
@@ -594,26 +593,6 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 	}
 	cfg.Log("  %d chunks measured, median %.3f ms, %d checkpoints", len(lat), median(lat), len(cps))
 	return nil
-}
-
-// privateKB reads a process's private memory (clean + dirty) from /proc.
-func privateKB(pid int) (float64, error) {
-	if pid <= 0 {
-		return 0, errors.New("no pid")
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		return 0, err
-	}
-	var kb float64
-	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.Fields(l)
-		if len(f) >= 2 && (f[0] == "Private_Clean:" || f[0] == "Private_Dirty:") {
-			v, _ := strconv.ParseFloat(f[1], 64)
-			kb += v
-		}
-	}
-	return kb, nil
 }
 
 // samplePoints picks n chunk indexes evenly spread over [first, len).
