@@ -289,7 +289,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 func summarize(s *samples, byLang map[string]*samples) *Result {
 	res := &Result{Programs: s.programs, ProgramIDs: s.ids, CPUs: runtime.NumCPU(), ClangdMode: "clangd-19 --sync (no update debounce), full-text didChange, time to publishDiagnostics of that version",
 		CheckpointPrivateNote: "Private_Clean+Private_Dirty of dormant checkpoint processes (smaps_rollup), mean over checkpoints, measured when their session has streamed its whole program (before end of input); checkpoint_private_after_fork_kb: right after each fork",
-		Note:                  "per-line = time from Submit of a chunk (one or more lines, after the preamble) to its progress event, chunks submitted one at a time"}
+		Note:                  "per-line = time from Submit of a chunk (one or more lines, after the preamble) to its progress event, chunks submitted one at a time; every chunk after the preamble is a sample, those that take a checkpoint too (the shim forks after their progress event; fork_ms)"}
 	res.IncrementalMedianMS = median(s.perLine)
 	res.IncrementalP99MS = percentile(s.perLine, 0.99)
 	res.IncrementalMaxMS = percentile(s.perLine, 1)
@@ -517,6 +517,23 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 			return fmt.Errorf("the program does not check: %d:%d: %s", ev.Line, ev.Col, ev.Diag)
 		}
 		progressAt := time.Now()
+		sinceCheckpoint++
+		// The session's first chunk is not a line: the shim sets Clang up while it waits (13-19
+		// ms here for a C program without includes). With a preamble that chunk is the
+		// preamble's; a program without one would count the set-up as its first line. A chunk
+		// that asks for a checkpoint is a line like the others: the shim sends its progress
+		// event before it forks (checkers/clang/shim/shim.cpp, Stream::chunkEnded), and the
+		// next chunk goes after the chkpt event, so no line's latency holds a fork.
+		if i >= max(first, 1) {
+			d, shim, faults := ms(progressAt.Sub(start)), float64(ev.ShimUS)/1000, float64(ev.ShimFaults)
+			lat = append(lat, d)
+			s.chunk[i] = [2]float64{d, shim}
+			if sinceCheckpoint <= afterCheckpointChunks {
+				s.after.add(d, shim, faults)
+			} else {
+				s.later.add(d, shim, faults)
+			}
+		}
 		if wantCP {
 			n := len(cps)
 			if _, err := await(ctx, sess, func(ev checkers.Event) bool { return ev.Kind == checkers.KindChkpt }, adopt); err != nil {
@@ -537,21 +554,6 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 				}
 			}
 			sinceCheckpoint = 0
-			continue // a checkpointed chunk's latency includes the fork: not a per-line sample
-		}
-		sinceCheckpoint++
-		// The session's first chunk is not a line either: the shim sets Clang up while it waits
-		// (13-19 ms here for a C program without includes). With a preamble that chunk is the
-		// preamble's; a program without one would count the set-up as its first line.
-		if i >= max(first, 1) {
-			d, shim, faults := ms(progressAt.Sub(start)), float64(ev.ShimUS)/1000, float64(ev.ShimFaults)
-			lat = append(lat, d)
-			s.chunk[i] = [2]float64{d, shim}
-			if sinceCheckpoint <= afterCheckpointChunks {
-				s.after.add(d, shim, faults)
-			} else {
-				s.later.add(d, shim, faults)
-			}
 		}
 	}
 	// Dormant checkpoints now hold what the session has changed since their fork.
