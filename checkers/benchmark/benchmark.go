@@ -9,6 +9,7 @@
 package benchmark
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/hydra-lsp/hydra/checkers"
@@ -59,6 +61,9 @@ type Config struct {
 	Pace time.Duration
 	// PreambleRuns is the number of cold and of warm <bits/stdc++.h> starts (default 2 and 5×).
 	PreambleRuns int
+	// Slowest is how many of the slowest per-line samples the result lists, at the top level and
+	// for each set (slowest_lines); zero lists none.
+	Slowest int
 	// Log, when set, receives a line per step.
 	Log func(format string, args ...any)
 }
@@ -115,6 +120,23 @@ type AfterCheckpoint struct {
 	LaterMedianMS     float64 `json:"later_median_ms"`
 	LaterShimMedianMS float64 `json:"later_shim_median_ms"`
 	LaterFaultsMean   float64 `json:"later_faults_mean"`
+}
+
+// SlowLine is one per-line sample among the slowest: which line it was, and where its time went.
+type SlowLine struct {
+	Program string `json:"program"`
+	// Line is the line of the program the chunk starts on (its first non-blank one), from 1.
+	Line int `json:"line"`
+	// Text is the chunk, blanks at its ends trimmed, cut at 120 bytes.
+	Text string  `json:"text"`
+	MS   float64 `json:"ms"`
+	// ShimMS is the shim's own time on the chunk (shim_us), ShimFaults its page faults
+	// (shim_faults): a line whose ms is mostly shim_ms spent its time in Clang.
+	ShimMS     float64 `json:"shim_ms"`
+	ShimFaults float64 `json:"shim_faults"`
+	// SinceCheckpoint counts the chunks since the latest checkpoint, this one included (1: the
+	// first chunk after a fork).
+	SinceCheckpoint int `json:"chunks_since_checkpoint"`
 }
 
 // Result is the benchmark's one JSON object. Times are in milliseconds.
@@ -176,6 +198,8 @@ type Result struct {
 	Growth             *Growth  `json:"growth,omitempty"`
 	Levers             []Lever  `json:"levers,omitempty"`
 	Sets               []string `json:"sets,omitempty"`
+	// SlowestLines are the Config.Slowest slowest per-line samples, slowest first.
+	SlowestLines []SlowLine `json:"slowest_lines,omitempty"`
 }
 
 // LangResult is the latency comparison restricted to the programs of one language.
@@ -271,7 +295,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := all.measurePreamble(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("preamble: %w", err)
 	}
-	res := summarize(&all, allByLang)
+	res := summarize(&all, allByLang, cfg.Slowest)
 	res.PaceMS = ms(cfg.Pace)
 	machine.LoadAverageEnd, _ = loadAverage()
 	res.Machine = machine
@@ -279,14 +303,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for k, set := range sets {
 		res.Sets = append(res.Sets, set.Name)
 		perSet[k].cold, perSet[k].warm = all.cold, all.warm
-		res.BySet[set.Name] = summarize(perSet[k], perSetByLang[k])
+		res.BySet[set.Name] = summarize(perSet[k], perSetByLang[k], cfg.Slowest)
 		res.BySet[set.Name].PaceMS = res.PaceMS
 	}
 	return res, nil
 }
 
-// summarize turns samples into a Result.
-func summarize(s *samples, byLang map[string]*samples) *Result {
+// summarize turns samples into a Result that lists the slowest per-line samples.
+func summarize(s *samples, byLang map[string]*samples, slowest int) *Result {
 	res := &Result{Programs: s.programs, ProgramIDs: s.ids, CPUs: runtime.NumCPU(), ClangdMode: "clangd-19 --sync (no update debounce), full-text didChange, time to publishDiagnostics of that version",
 		CheckpointPrivateNote: "Private_Clean+Private_Dirty of dormant checkpoint processes (smaps_rollup), mean over checkpoints, measured when their session has streamed its whole program (before end of input); checkpoint_private_after_fork_kb: right after each fork",
 		Note:                  "per-line = time from Submit of a chunk (one or more lines, after the preamble) to its progress event, chunks submitted one at a time; every chunk after the preamble is a sample, those that take a checkpoint too (the shim forks after their progress event; fork_ms)"}
@@ -332,6 +356,11 @@ func summarize(s *samples, byLang map[string]*samples) *Result {
 			ShimFaultsMean: mean(s.faults()), ShimFaultsMedian: median(s.faults()),
 			RoundTripRaw: median(s.rawRT), RoundTripOneProcessor: median(s.oneRT), IPCOneProcessor: median(s.oneIPC)}
 	}
+	if slowest > 0 {
+		lines := slices.Clone(s.lines)
+		slices.SortStableFunc(lines, func(a, b SlowLine) int { return cmp.Compare(b.MS, a.MS) })
+		res.SlowestLines = lines[:min(slowest, len(lines))]
+	}
 	return res
 }
 
@@ -373,6 +402,7 @@ type samples struct {
 	bdDriver, bdIPC, bdShim             []float64
 	rawRT, oneRT, oneIPC                []float64    // raw round trips, and on one processor
 	after, later                        chunkSamples // per-line samples near the latest checkpoint, and the rest
+	lines                               []SlowLine   // every per-line sample, with its line
 	programs                            int
 	ids                                 []string
 	// chunk: per chunk index of the program just measured, latency and the shim's own time.
@@ -414,6 +444,7 @@ func (s *samples) add(o *samples) {
 	s.oneIPC = append(s.oneIPC, o.oneIPC...)
 	s.after.addAll(o.after)
 	s.later.addAll(o.later)
+	s.lines = append(s.lines, o.lines...)
 	s.ids = append(s.ids, o.ids...)
 }
 
@@ -528,6 +559,7 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 			d, shim, faults := ms(progressAt.Sub(start)), float64(ev.ShimUS)/1000, float64(ev.ShimFaults)
 			lat = append(lat, d)
 			s.chunk[i] = [2]float64{d, shim}
+			s.lines = append(s.lines, slowLine(p, c, d, shim, faults, sinceCheckpoint))
 			if sinceCheckpoint <= afterCheckpointChunks {
 				s.after.add(d, shim, faults)
 			} else {
@@ -595,6 +627,17 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 	}
 	cfg.Log("  %d chunks measured, median %.3f ms, %d checkpoints", len(lat), median(lat), len(cps))
 	return nil
+}
+
+// slowLine describes the per-line sample of chunk c of program p.
+func slowLine(p agreement.Program, c chunk.Chunk, d, shim, faults float64, since int) SlowLine {
+	text := strings.TrimSpace(c.Text)
+	start := c.Off + strings.Index(c.Text, text) // the first non-blank byte (c.Off if all blank)
+	if len(text) > 120 {
+		text = strings.ToValidUTF8(text[:120], "") + "…"
+	}
+	return SlowLine{Program: p.ID, Line: 1 + strings.Count(p.Text[:start], "\n"), Text: text,
+		MS: d, ShimMS: shim, ShimFaults: faults, SinceCheckpoint: since}
 }
 
 // samplePoints picks n chunk indexes evenly spread over [first, len).

@@ -48,6 +48,7 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 		plotPath = fs.String("plot", "", "write the growth chart (per-line cost against prefix length) to this .png or .svg file")
 		levers   = fs.Bool("levers", false, "also measure the levers side by side (spin before blocking, hand-written protocol lines, malloc_trim before fork, room in Clang's folding sets, dead stack dropped before each fork, generational malloc, bucket heads beside Clang's folding sets, one file entry for every chunk, huge pages after the first fork, a shared-memory ring, checkpoint placement)")
 		noSplit  = fs.Bool("no-breakdown", false, "skip the raw-protocol baseline that splits a line's latency (breakdown_ms)")
+		slowest  = fs.Int("slowest", 10, "list the N slowest lines, at the top level and for each set (slowest_lines; 0: none)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: hydra bench checker [--json] [flags]\n\nMeasures the incremental checker's per-line latency against re-running clang on the growing\nprefix and against clangd, plus fork, resume, checkpoint memory and the <bits/stdc++.h>\npreamble cold and warm; a heavy program set (<bits/stdc++.h> and a competitive-programming\ntemplate) beside the default one (by_set); where a line's time goes (breakdown_ms); the growth\nwith program length (slope_ms_per_100_lines, --plot); with --levers, the levers side by side.\nA benchmark: it prints numbers, it does not judge them.\n\nflags:")
@@ -58,6 +59,10 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "hydra bench checker: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if *slowest < 0 {
+		fmt.Fprintf(stderr, "hydra bench checker: --slowest %d: want 0 or more\n", *slowest)
 		return 2
 	}
 	if *pace < 0 {
@@ -122,7 +127,7 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 	}
 	defer ch.Close()
 	cfg := benchmark.Config{Checker: ch, Clang: cl, Clangd: clangd, Programs: progs, Sets: sets,
-		ReinvokeSamples: *reinvoke, ClangdSamples: *clangdN, CheckpointEvery: *every, Pace: *pace}
+		ReinvokeSamples: *reinvoke, ClangdSamples: *clangdN, CheckpointEvery: *every, Pace: *pace, Slowest: *slowest}
 	if !*noSplit {
 		cfg.Shim, cfg.Spin = ch.ShimPath(), clang.DefaultSpin
 	}

@@ -86,6 +86,28 @@ func TestBenchCheckerSmoke(t *testing.T) {
 	} else if a, l := ac["after_samples"].(float64), ac["later_samples"].(float64); a <= 0 || a+l != res["incremental_samples"] {
 		t.Errorf("after_checkpoint: %v + %v samples, want some after a checkpoint and %v in all", a, l, res["incremental_samples"])
 	}
+	// The slowest lines, slowest first: the slowest is the maximum, each from a program measured.
+	for name, r := range map[string]any{"top level": res, "by_set.default": bySet["default"], "by_set.heavy": bySet["heavy"]} {
+		m, _ := r.(map[string]any)
+		lines, _ := m["slowest_lines"].([]any)
+		if want := min(10, m["incremental_samples"].(float64)); float64(len(lines)) != want {
+			t.Errorf("%s: %d slowest_lines, want %v (--slowest defaults to 10)", name, len(lines), want)
+			continue
+		}
+		ids := fmt.Sprint(m["program_ids"])
+		prev := m["incremental_max_ms"].(float64)
+		for k, l := range lines {
+			sl, _ := l.(map[string]any)
+			ms, _ := sl["ms"].(float64)
+			if k == 0 && ms != prev || ms > prev {
+				t.Errorf("%s: slowest_lines[%d].ms = %v after %v (max %v): not slowest first", name, k, ms, prev, m["incremental_max_ms"])
+			}
+			prev = ms
+			if p, _ := sl["program"].(string); p == "" || !strings.Contains(ids, p) || sl["line"].(float64) < 1 || sl["text"] == "" {
+				t.Errorf("%s: slowest_lines[%d] = %v: not a line of %s", name, k, sl, ids)
+			}
+		}
+	}
 	// What the run was measured on: the load before and after (the idle-processor settings are
 	// there where the machine has them).
 	machine, _ := res["machine"].(map[string]any)
@@ -109,6 +131,10 @@ func TestBenchCheckerUsage(t *testing.T) {
 	errb.Reset()
 	if code := benchCheckerMain([]string{"--pace", "-1ms"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--pace") {
 		t.Fatalf("negative pace: exit %d, stderr %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := benchCheckerMain([]string{"--slowest", "-1"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--slowest") {
+		t.Fatalf("negative --slowest: exit %d, stderr %q", code, errb.String())
 	}
 }
 
