@@ -128,8 +128,9 @@ type SlowLine struct {
 	// Line is the line of the program the chunk starts on (its first non-blank one), from 1.
 	Line int `json:"line"`
 	// Text is the chunk, blanks at its ends trimmed, cut at 120 bytes.
-	Text string  `json:"text"`
-	MS   float64 `json:"ms"`
+	Text string `json:"text"`
+	// MS is the chunk's latency: from Submit to its progress event.
+	MS float64 `json:"ms"`
 	// ShimMS is the shim's own time on the chunk (shim_us), ShimFaults its page faults
 	// (shim_faults): a line whose ms is mostly shim_ms spent its time in Clang.
 	ShimMS     float64 `json:"shim_ms"`
