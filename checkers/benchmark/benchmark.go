@@ -524,6 +524,7 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 		}
 	}
 	var lat []float64
+	var sampled []int    // the chunk index of each per-line sample, in order
 	sinceCheckpoint := 0 // chunks since the latest checkpoint was asked for
 	s.ids = append(s.ids, p.ID)
 	s.chunk = map[int][2]float64{}
@@ -560,7 +561,9 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 			d, shim, faults := ms(progressAt.Sub(start)), float64(ev.ShimUS)/1000, float64(ev.ShimFaults)
 			lat = append(lat, d)
 			s.chunk[i] = [2]float64{d, shim}
-			s.lines = append(s.lines, slowLine(p, c, d, shim, faults, sinceCheckpoint))
+			// Which line it was is filled in after the stream, off the path between chunks.
+			s.lines = append(s.lines, SlowLine{Program: p.ID, MS: d, ShimMS: shim, ShimFaults: faults, SinceCheckpoint: sinceCheckpoint})
+			sampled = append(sampled, i)
 			if sinceCheckpoint <= afterCheckpointChunks {
 				s.after.add(d, shim, faults)
 			} else {
@@ -589,6 +592,7 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 			sinceCheckpoint = 0
 		}
 	}
+	placeLines(p, chs, s.lines[len(s.lines)-len(sampled):], sampled)
 	// Dormant checkpoints now hold what the session has changed since their fork.
 	for _, h := range cps {
 		if kb, err := clang.PrivateKB(h.pid); err == nil {
@@ -630,15 +634,21 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 	return nil
 }
 
-// slowLine describes the per-line sample of chunk c of program p.
-func slowLine(p agreement.Program, c chunk.Chunk, d, shim, faults float64, since int) SlowLine {
-	text := strings.TrimSpace(c.Text)
-	start := c.Off + strings.Index(c.Text, text) // the first non-blank byte (c.Off if all blank)
-	if len(text) > 120 {
-		text = strings.ToValidUTF8(text[:120], "") + "…"
+// placeLines fills in the line and text of per-line samples of program p: lines[k] is the
+// sample of chunk chs[at[k]], in stream order.
+func placeLines(p agreement.Program, chs []chunk.Chunk, lines []SlowLine, at []int) {
+	line, off := 1, 0
+	for k, i := range at {
+		c := chs[i]
+		text := strings.TrimSpace(c.Text)
+		start := c.Off + strings.Index(c.Text, text) // the first non-blank byte (c.Off if all blank)
+		line += strings.Count(p.Text[off:start], "\n")
+		off = start
+		if len(text) > 120 {
+			text = strings.ToValidUTF8(text[:120], "") + "…"
+		}
+		lines[k].Line, lines[k].Text = line, text
 	}
-	return SlowLine{Program: p.ID, Line: 1 + strings.Count(p.Text[:start], "\n"), Text: text,
-		MS: d, ShimMS: shim, ShimFaults: faults, SinceCheckpoint: since}
 }
 
 // samplePoints picks n chunk indexes evenly spread over [first, len).
