@@ -347,10 +347,11 @@ func summarize(s *samples, byLang map[string]*samples, slowest int) *Result {
 	}
 	res.ColdPreambleMS = median(s.cold)
 	res.WarmPreambleMS = median(s.warm)
-	if len(s.after.lat)+len(s.later.lat) > 0 {
+	if len(s.lines) > 0 {
+		after, later := s.nearCheckpoint()
 		res.AfterCheckpoint = &AfterCheckpoint{Chunks: afterCheckpointChunks,
-			AfterSamples: len(s.after.lat), AfterMedianMS: median(s.after.lat), AfterShimMedianMS: median(s.after.shim), AfterFaultsMean: mean(s.after.faults),
-			LaterSamples: len(s.later.lat), LaterMedianMS: median(s.later.lat), LaterShimMedianMS: median(s.later.shim), LaterFaultsMean: mean(s.later.faults)}
+			AfterSamples: len(after.lat), AfterMedianMS: median(after.lat), AfterShimMedianMS: median(after.shim), AfterFaultsMean: mean(after.faults),
+			LaterSamples: len(later.lat), LaterMedianMS: median(later.lat), LaterShimMedianMS: median(later.shim), LaterFaultsMean: mean(later.faults)}
 	}
 	if len(s.bdShim) > 0 {
 		res.BreakdownMS = &Breakdown{Driver: median(s.bdDriver), IPC: median(s.bdIPC), Shim: median(s.bdShim), Samples: len(s.bdShim),
@@ -401,9 +402,8 @@ type samples struct {
 	prep                                []float64 // the shim's work before each fork (prep_us)
 	cold, warm                          []float64
 	bdDriver, bdIPC, bdShim             []float64
-	rawRT, oneRT, oneIPC                []float64    // raw round trips, and on one processor
-	after, later                        chunkSamples // per-line samples near the latest checkpoint, and the rest
-	lines                               []SlowLine   // every per-line sample, with its line
+	rawRT, oneRT, oneIPC                []float64  // raw round trips, and on one processor
+	lines                               []SlowLine // every per-line sample, with its line and its figures
 	programs                            int
 	ids                                 []string
 	// chunk: per chunk index of the program just measured, latency and the shim's own time.
@@ -413,16 +413,31 @@ type samples struct {
 // chunkSamples are per-chunk latency, shim time (ms) and page faults of some of the chunks.
 type chunkSamples struct{ lat, shim, faults []float64 }
 
-func (c *chunkSamples) add(lat, shim, faults float64) {
-	c.lat, c.shim, c.faults = append(c.lat, lat), append(c.shim, shim), append(c.faults, faults)
+func (c *chunkSamples) add(l SlowLine) {
+	c.lat, c.shim, c.faults = append(c.lat, l.MS), append(c.shim, l.ShimMS), append(c.faults, l.ShimFaults)
 }
 
-func (c *chunkSamples) addAll(o chunkSamples) {
-	c.lat, c.shim, c.faults = append(c.lat, o.lat...), append(c.shim, o.shim...), append(c.faults, o.faults...)
+// nearCheckpoint splits the per-line samples into those of the first afterCheckpointChunks
+// chunks after a checkpoint and the rest.
+func (s *samples) nearCheckpoint() (after, later chunkSamples) {
+	for _, l := range s.lines {
+		if l.SinceCheckpoint <= afterCheckpointChunks {
+			after.add(l)
+		} else {
+			later.add(l)
+		}
+	}
+	return after, later
 }
 
 // faults are the page faults the shim took on each per-line chunk (shim_faults).
-func (s *samples) faults() []float64 { return slices.Concat(s.after.faults, s.later.faults) }
+func (s *samples) faults() []float64 {
+	out := make([]float64, len(s.lines))
+	for k, l := range s.lines {
+		out[k] = l.ShimFaults
+	}
+	return out
+}
 
 // add appends o's program measurements to s.
 func (s *samples) add(o *samples) {
@@ -443,8 +458,6 @@ func (s *samples) add(o *samples) {
 	s.rawRT = append(s.rawRT, o.rawRT...)
 	s.oneRT = append(s.oneRT, o.oneRT...)
 	s.oneIPC = append(s.oneIPC, o.oneIPC...)
-	s.after.addAll(o.after)
-	s.later.addAll(o.later)
 	s.lines = append(s.lines, o.lines...)
 	s.ids = append(s.ids, o.ids...)
 }
@@ -564,11 +577,6 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 			// Which line it was is filled in after the stream, off the path between chunks.
 			s.lines = append(s.lines, SlowLine{Program: p.ID, MS: d, ShimMS: shim, ShimFaults: faults, SinceCheckpoint: sinceCheckpoint})
 			sampled = append(sampled, i)
-			if sinceCheckpoint <= afterCheckpointChunks {
-				s.after.add(d, shim, faults)
-			} else {
-				s.later.add(d, shim, faults)
-			}
 		}
 		if wantCP {
 			n := len(cps)

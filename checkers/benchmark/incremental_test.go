@@ -42,7 +42,8 @@ func TestEveryChunkAfterThePreambleIsAPerLineSample(t *testing.T) {
 	if len(s.perLine) != lines {
 		t.Errorf("%d per-line samples, want one for each of the %d chunks after the preamble", len(s.perLine), lines)
 	}
-	if n := len(s.after.lat) + len(s.later.lat); n != lines {
+	after, later := s.nearCheckpoint()
+	if n := len(after.lat) + len(later.lat); n != lines {
 		t.Errorf("after + later = %d samples, want %d", n, lines)
 	}
 	// The preamble's checkpoint and one every `every` chunks after it.
