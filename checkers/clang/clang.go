@@ -149,6 +149,10 @@ func New(opts Options) (*Checker, error) {
 // ShimPath returns the shim binary the Checker runs.
 func (c *Checker) ShimPath() string { return c.shim }
 
+// FindShim returns the shim binary a Checker with an empty Options.ShimPath runs, or an error
+// that names every place it looked.
+func FindShim() (string, error) { return findShim("") }
+
 // findShim resolves the shim binary as Options.ShimPath documents.
 func findShim(explicit string) (string, error) {
 	var tried []string

@@ -413,7 +413,7 @@ func (s *Session) deathReason(err error) string {
 		select {
 		case <-s.exited:
 			if s.exitErr != nil {
-				return fmt.Sprintf("checker process %d died without finishing: %v", pid, s.exitErr)
+				return fmt.Sprintf("checker process %d died without finishing: %v%s", pid, s.exitErr, s.c.startFailure(s.exitErr))
 			}
 			return fmt.Sprintf("checker process %d exited without finishing", pid)
 		case <-time.After(2 * time.Second):

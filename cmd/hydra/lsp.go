@@ -84,6 +84,7 @@ handle goes to clangd, and clangd's diagnostics come merged with Hydra's.
 	}
 	var srv *lsp.Server // the model client's progress is logged through it, once it runs
 	srv = lsp.New(lsp.Options{
+		Version: buildVersion(),
 		Checker: ck,
 		Search: func(ctx context.Context, c checkers.Checker, g model.Generator, req engine.Request) (*engine.Result, error) {
 			return engine.Search(ctx, c, g, req)
