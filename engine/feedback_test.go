@@ -3,7 +3,9 @@ package engine
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/hydra-lsp/hydra/checkers"
 	"github.com/hydra-lsp/hydra/checkers/chunk"
 	"github.com/hydra-lsp/hydra/engine/model"
 )
@@ -96,5 +98,40 @@ func TestChunkerOffsetsResumeMidText(t *testing.T) {
 	chs := chunk.Split(text[19:], chunk.Options{})
 	if len(chs) == 0 || 19+chs[len(chs)-1].End() != len(text) {
 		t.Fatalf("chunks %+v do not cover the text after the resume point", chs)
+	}
+}
+
+// The feedback on an error carries the checker's notes, with their places, within a budget.
+func TestFeedbackCarriesNotesWithinABudget(t *testing.T) {
+	n := &Node{Kind: NodeError, Line: 9, Diag: "no matching function for call to 'f'", Notes: []checkers.Note{
+		{Off: 10, Line: 2, Diag: "candidate function not viable: no known conversion from 'const char[2]' to 'int' for 1st argument"},
+		{File: "/usr/include/c++/12/bits/stl_vector.h", Line: 1280, Diag: "in instantiation of member function requested here"},
+	}}
+	got := FeedbackFor(n)
+	want := "the previous attempt failed to compile at line 9: no matching function for call to 'f'\n" +
+		"note: line 2: candidate function not viable: no known conversion from 'const char[2]' to 'int' for 1st argument\n" +
+		"note: /usr/include/c++/12/bits/stl_vector.h:1280: in instantiation of member function requested here"
+	if got != want {
+		t.Errorf("feedback:\n%s\nwant:\n%s", got, want)
+	}
+
+	var many []checkers.Note
+	for i := 0; i < 20; i++ {
+		many = append(many, checkers.Note{Line: i + 1, Diag: strings.Repeat("é", 300)})
+	}
+	got = FeedbackFor(&Node{Kind: NodeError, Line: 1, Diag: "x", Notes: many})
+	lines := strings.Split(got, "\n")
+	if len(lines) < 2 || len(lines) > 1+maxFeedbackNotes {
+		t.Fatalf("%d lines of feedback for 20 notes; want 1 + between 1 and %d", len(lines), maxFeedbackNotes)
+	}
+	total := 0
+	for _, l := range lines[1:] {
+		if len(l) > maxFeedbackNoteLen || !utf8.ValidString(l) || !strings.HasPrefix(l, "note: line ") {
+			t.Errorf("note line %q: longer than %d bytes, invalid UTF-8, or without its place", l, maxFeedbackNoteLen)
+		}
+		total += len(l) + 1
+	}
+	if total > maxFeedbackNotesLen {
+		t.Errorf("notes take %d bytes, budget %d", total, maxFeedbackNotesLen)
 	}
 }

@@ -684,7 +684,7 @@ func (s *Server) finish(g *generation, prog *progress, res *engine.Result, err e
 
 	var diags []Diagnostic
 	if !sum.OK && res != nil && text != "" && stopReason != reasonUserEdit {
-		diags = mapDiagnostics(text, s.enc, res, g, start, shown)
+		diags = mapDiagnostics(text, s.enc, res, g, start, shown, s.caps.TextDocument.PublishDiagnostics.RelatedInformation)
 	}
 	sum.Diagnostics = len(diags)
 	if text != "" {

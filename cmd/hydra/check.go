@@ -290,6 +290,8 @@ type (
 		Col   int    `json:"col"`
 		Cat   string `json:"cat"`
 		Diag  string `json:"diag"`
+		// Notes are the compiler's notes on the error (absent when it gave none).
+		Notes []checkers.Note `json:"notes,omitempty"`
 	}
 	jsonDone struct {
 		Event string `json:"event"`
@@ -309,9 +311,17 @@ func (p *checkPrinter) print(ev checkers.Event) {
 		v = jsonChkpt{ev.Kind, ev.Off, ev.ID}
 	case checkers.KindError:
 		p.errors++
-		v = jsonError{ev.Kind, ev.Off, ev.Line, ev.Col, ev.Cat, ev.Diag}
+		v = jsonError{ev.Kind, ev.Off, ev.Line, ev.Col, ev.Cat, ev.Diag, ev.Notes}
 		if !p.json {
 			fmt.Fprintf(p.w, "%s:%d:%d: error: %s [%s]\n", p.file, ev.Line, ev.Col, ev.Diag, ev.Cat)
+			for _, n := range ev.Notes {
+				// As clang prints them: FILE:LINE:COL: note: …
+				file, line := p.file, n.Line
+				if n.File != "" {
+					file = n.File
+				}
+				fmt.Fprintf(p.w, "%s:%d:%d: note: %s\n", file, line, n.Col, n.Diag)
+			}
 		}
 	case checkers.KindDone:
 		v = jsonDone{ev.Kind, ev.OK && p.errors == 0}
