@@ -152,6 +152,7 @@ func New(opts Options) *Server {
 	}
 	s.cfg = newConfigStore(opts.Getenv)
 	s.flags = newFlagStore(s.logf, s.flagsChanged)
+	s.flags.tell = func(msg string) { s.showMessage(MessageWarning, "hydra: "+msg) }
 	warmBytes := opts.WarmBytes
 	if warmBytes == 0 {
 		warmBytes = DefaultWarmBytes
