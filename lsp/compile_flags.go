@@ -167,25 +167,18 @@ func (fs *flagStore) tellOnceLocked(key, msg string) {
 
 // withLanguage makes sure the flags name the language and a standard: -x from the document's
 // language (clangd's languageId), and a default -std when none is given. A standard of the other
-// language is dropped, and returned: compile_flags.txt gives one set of flags for every file, so
-// its -std=c++17 cannot be meant for a C file, and clang refuses the pair ("invalid argument
-// '-std=c++17' not allowed with 'C'"; clangd shows that error and parses on, clangd/clangd#431).
+// language is dropped, and returned (compiledb.OtherLanguageStandard).
 func withLanguage(flags []string, lang string) (out []string, dropped []string) {
 	isC := lang == "c"
+	kept, dropped := compiledb.OtherLanguageStandard(flags, isC)
 	hasX, hasStd := false, false
-	kept := make([]string, 0, len(flags))
-	for _, f := range flags {
+	for _, f := range kept {
 		if f == "-x" || (strings.HasPrefix(f, "-x") && len(f) > 2) {
 			hasX = true
 		}
-		if v, ok := stdValue(f); ok {
-			if cxx, known := stdIsCXX(v); known && cxx == isC {
-				dropped = append(dropped, f)
-				continue
-			}
+		if _, ok := compiledb.StdValue(f); ok {
 			hasStd = true
 		}
-		kept = append(kept, f)
 	}
 	var pre []string
 	if !hasX {
@@ -203,28 +196,4 @@ func withLanguage(flags []string, lang string) (out []string, dropped []string) 
 		}
 	}
 	return append(pre, kept...), dropped
-}
-
-// stdValue is the standard a -std=/--std= flag names.
-func stdValue(f string) (string, bool) {
-	for _, p := range []string{"-std=", "--std="} {
-		if strings.HasPrefix(f, p) {
-			return strings.TrimPrefix(f, p), true
-		}
-	}
-	return "", false
-}
-
-// stdIsCXX says whether standard v (c17, gnu++20, iso9899:1999, …) is C++'s; known is false for
-// the others (OpenCL's cl2.0, CUDA, HIP), which are left alone.
-func stdIsCXX(v string) (cxx, known bool) {
-	switch {
-	case strings.HasPrefix(v, "c++"), strings.HasPrefix(v, "gnu++"):
-		return true, true
-	case strings.HasPrefix(v, "c") && len(v) > 1 && v[1] >= '0' && v[1] <= '9',
-		strings.HasPrefix(v, "gnu") && len(v) > 3 && v[3] >= '0' && v[3] <= '9',
-		strings.HasPrefix(v, "iso9899:"):
-		return false, true
-	}
-	return false, false
 }

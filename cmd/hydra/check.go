@@ -26,11 +26,14 @@ func init() {
 	}
 }
 
-const checkUsage = `usage: hydra check [--json] [--checkpoint-every N] [--timeout D] [--root DIR] [-- clang flags…] FILE
+const checkUsage = `usage: hydra check [--json] [--checkpoint-every N] [--timeout D] [--root DIR] [--compile-commands-dir DIR] [--verbose] [-- clang flags…] FILE
 
 Streams FILE line by line (cut where the lexer state is clean) into one session of the
 incremental Clang checker, as a model would write it, and reports what the checker says.
-The language follows the extension (.c is C, anything else C++); -x and -std after --
+The compile flags are FILE's project's: its compile_commands.json or compile_flags.txt, found
+as clangd finds them (walking up from FILE's directory, build/ included) or in
+--compile-commands-dir, less every option that writes a file or loads code; flags after -- are
+added after them. The language follows the extension (.c is C, anything else C++); -x and -std
 override it. The checker reads no files outside FILE's directory (or --root), the directories
 the clang flags name and the system include paths. Exit status: 0 accepted, 1 rejected, 2 usage
 or internal error.
@@ -52,6 +55,7 @@ type checkArgs struct {
 	file    string
 	root    string   // project root the checker may read under (default: FILE's directory)
 	flags   []string // clang flags, language flags included
+	project projectOpts
 }
 
 // parseCheckArgs splits "[--json] [-- clang flags…] FILE": FILE may come before "--" or be
@@ -64,6 +68,7 @@ func parseCheckArgs(args []string, stderr io.Writer) (checkArgs, error) {
 	fs.DurationVar(&a.timeout, "timeout", 10*time.Minute, "give up after this long (0: never)")
 	fs.StringVar(&a.root, "root", "", "project `DIR` the checker may read files under (default: FILE's directory)")
 	fs.IntVar(&a.every, "checkpoint-every", 0, "also checkpoint every `N` chunks after the preamble (0: only where the preamble ends)")
+	a.project.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, checkUsage)
 		fs.PrintDefaults()
@@ -91,7 +96,11 @@ func parseCheckArgs(args []string, stderr io.Writer) (checkArgs, error) {
 		fs.Usage()
 		return a, errors.New("hydra check: no FILE given")
 	}
-	a.flags = languageFlags(a.file, clangFlags)
+	flags, err := a.project.flags(a.file, clangFlags, stderr)
+	if err != nil {
+		return a, fmt.Errorf("hydra check: %w", err)
+	}
+	a.flags = languageFlags(a.file, flags)
 	return a, nil
 }
 

@@ -73,7 +73,9 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		fim         = fs.String("fim", "auto", "fill-in-the-middle format: "+strings.Join(model.FIMNames(), ", ")+" (auto: from the model's name)")
 		wait        = fs.Duration("wait", defWait, "how long to wait for a model server that is starting or loading its model (default $HYDRA_MODEL_WAIT, else 1m)")
 		traceSVG    = fs.String("trace-svg", "", "draw the search (tree over program lines, streaming vs checking timeline) to this SVG file")
+		project     projectOpts
 	)
+	project.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: hydra generate --model-url URL --model NAME [--policy NAME] [--json] [flags] [-- clang flags…] PROMPT_FILE")
 		fmt.Fprintln(stderr, "\nThe model continues PROMPT_FILE (the start of a C or C++ program) while Clang checks it;")
@@ -127,6 +129,10 @@ func generate(args []string, stdout, stderr io.Writer) int {
 	}
 	src, err := os.ReadFile(file)
 	if err != nil {
+		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
+		return 2
+	}
+	if clangFlags, err = project.flags(file, clangFlags, stderr); err != nil {
 		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
 		return 2
 	}

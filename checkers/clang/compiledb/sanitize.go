@@ -269,11 +269,11 @@ func Report(source string, dropped []Dropped) string {
 	}
 	var parts []string
 	for _, why := range order {
-		parts = append(parts, fmt.Sprintf("%s (%s)", strings.Join(byWhy[why], " "), why))
+		parts = append(parts, fmt.Sprintf("%s: %s", why, strings.Join(byWhy[why], " ")))
 	}
 	name := source
 	if name == "" {
 		name = "the flags"
 	}
-	return fmt.Sprintf("%s: options left out of checking: %s", name, strings.Join(parts, "; "))
+	return fmt.Sprintf("%s: options left out of checking; %s", name, strings.Join(parts, "; "))
 }
