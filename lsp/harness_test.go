@@ -178,6 +178,7 @@ type clientOptions struct {
 	neovim      bool     // debounced didChange, stale edits dropped but reported applied
 	args        []string // more arguments of `hydra lsp`
 	silentEdits bool     // the client never answers workspace/applyEdit
+	dir         string   // the server's working directory ("": the test's)
 }
 
 // startServer spawns `hydra lsp` and initializes it.
@@ -190,6 +191,7 @@ func startServer(t *testing.T, o clientOptions) *client {
 	cmd.Env = append(os.Environ(), "HYDRA_CLANG_SHIM="+shimBin, "HYDRA_LSP_TEST_MARKER="+marker,
 		"HYDRA_MODEL_URL=", "HYDRA_MODEL=", "HYDRA_API_KEY=")
 	cmd.Env = append(cmd.Env, o.env...)
+	cmd.Dir = o.dir
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -222,6 +222,12 @@ func (s *Server) stopAll() {
 // model client's waiting for a loading server).
 func (s *Server) Logf(format string, args ...any) { s.logf(format, args...) }
 
+// Warn logs msg and shows it to the user as a warning (window/showMessage).
+func (s *Server) Warn(msg string) {
+	s.logf("%s", msg)
+	s.showMessage(MessageWarning, msg)
+}
+
 // logf logs one line of the server's work at its own level: to the client as window/logMessage
 // of type Info once initialized (VS Code's output channel shows it as [info], not as stderr's
 // [error]), else, or when that fails, to Options.Log; and to Options.LogFile when set.

@@ -446,6 +446,11 @@ func (s *Session) handle(ev checkers.Event) bool {
 		}
 		ev.ID, ev.Parent = s.id, s.parent
 		s.pushLocked(ev)
+		if ev.Meta != nil {
+			s.mu.Unlock()
+			s.c.droppedFlags(ev.Meta) // not under s.mu: the callback is the caller's
+			return false
+		}
 	case checkers.KindProgress:
 		i := 0
 		for i < len(s.pending) && s.pending[i] <= ev.Off {

@@ -56,6 +56,7 @@ type checkArgs struct {
 	root    string   // project root the checker may read under (default: FILE's directory)
 	flags   []string // clang flags, language flags included
 	project projectOpts
+	stderr  io.Writer // notices (flags left out of checking); nil: none
 }
 
 // parseCheckArgs splits "[--json] [-- clang flags…] FILE": FILE may come before "--" or be
@@ -101,6 +102,7 @@ func parseCheckArgs(args []string, stderr io.Writer) (checkArgs, error) {
 		return a, fmt.Errorf("hydra check: %w", err)
 	}
 	a.flags = languageFlags(a.file, flags)
+	a.stderr = stderr
 	return a, nil
 }
 
@@ -167,7 +169,7 @@ func check(ctx context.Context, a checkArgs, w io.Writer) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	ch, err := clang.New(clang.Options{})
+	ch, err := clang.New(clang.Options{OnDroppedFlag: droppedFlagPrinter(a.stderr)})
 	if err != nil {
 		return false, fmt.Errorf("start checker: %w", err)
 	}

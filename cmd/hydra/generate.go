@@ -146,7 +146,7 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
 		return 2
 	}
-	ck, err := clang.New(clang.Options{})
+	ck, err := clang.New(clang.Options{OnDroppedFlag: droppedFlagPrinter(stderr)})
 	if err != nil {
 		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
 		return 2

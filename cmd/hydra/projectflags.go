@@ -55,3 +55,14 @@ func (o *projectOpts) flags(file string, user []string, stderr io.Writer) ([]str
 	}
 	return append(db, user...), nil
 }
+
+// droppedFlagPrinter tells on w each flag the checker left out because Clang does not take it
+// as GCC does (clang.Options.OnDroppedFlag); nil w tells nothing.
+func droppedFlagPrinter(w io.Writer) func(flag, why string) {
+	if w == nil {
+		return nil
+	}
+	return func(flag, why string) {
+		fmt.Fprintf(w, "hydra: %s is left out of checking: %s\n", flag, why)
+	}
+}

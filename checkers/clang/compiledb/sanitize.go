@@ -9,12 +9,12 @@ import (
 
 // Why an option was dropped. Every kind but Input and Link is reported to the user once.
 const (
-	WhyInput   = "an input file"                                                      // the compiled file itself, or another
-	WhyOutput  = "writes a file (output, dependency, diagnostics or trace file)"      // -o, -MD, -MF, --serialize-diagnostics, -ftime-trace…
+	WhyInput   = "an input file"                                                       // the compiled file itself, or another
+	WhyOutput  = "writes a file (output, dependency, diagnostics or trace file)"       // -o, -MD, -MF, --serialize-diagnostics, -ftime-trace…
 	WhyLoad    = "loads code or runs a program (plugin, pass-through, config, prefix)" // -fplugin, -Xclang, -mllvm, --config, -B…
-	WhyLink    = "only for linking or assembling"                                     // -l, -L, -Wl,…, -shared
-	WhyUnknown = "not an option Hydra knows to be safe for checking"                  // anything else
-	WhyRespOut = "a response file outside the project"                                // @file beyond the database's directory
+	WhyLink    = "only for linking or assembling"                                      // -l, -L, -Wl,…, -shared
+	WhyUnknown = "not an option Hydra knows to be safe for checking"                   // anything else
+	WhyRespOut = "a response file outside the project"                                 // @file beyond the database's directory
 )
 
 // Dropped is an option left out of the flags, and why.

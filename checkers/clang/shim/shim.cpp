@@ -39,6 +39,7 @@
 
 #include "alloc.h"
 #include "foldingset.h"
+#include "invocation.h"
 #include "ring.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Basic/AllDiagnostics.h"
@@ -1701,42 +1702,30 @@ int main(int argc, char **argv) {
   installCrashHandlers();
   startWatchdog(gChanFd);
 
-  send({{"event", "init"},
-        {"id", TheStream.Session},
-        {"pid", int64_t(getpid())},
-        {"off", int64_t(0)}});
-
-  // The invocation is what the clang driver makes of: clang -fsyntax-only -iquote DIR FLAGS FILE.
+  // The invocation is what the clang driver makes of: clang -fsyntax-only -iquote DIR FLAGS FILE,
+  // less the flags Clang does not take as GCC does, and with every output cleared
+  // (invocation.h). The flags it dropped travel with the init event, for the driver to tell once.
   std::string Dir = llvm::StringRef(TheStream.Filename).rsplit('/').first.str();
   if (TheStream.Filename.find('/') == std::string::npos)
     Dir = ".";
-  std::vector<const char *> Args = {ClangPath.c_str(), "-fsyntax-only", "-iquote", Dir.c_str()};
-  for (const std::string &F : Flags)
-    Args.push_back(F.c_str());
-  Args.push_back(TheStream.Filename.c_str());
+  hydra::Invocation Made = hydra::makeInvocation(ClangPath, Dir, Flags, TheStream.Filename);
+  llvm::json::Array Dropped;
+  for (const hydra::DroppedFlag &D : Made.Dropped)
+    Dropped.push_back(llvm::json::Object{{"flag", D.Flag}, {"why", D.Why}});
+  llvm::json::Object Init{{"event", "init"}, {"id", TheStream.Session}, {"pid", int64_t(getpid())}, {"off", int64_t(0)}};
+  if (!Dropped.empty())
+    Init["meta"] = llvm::json::Object{{"dropped_flags", std::move(Dropped)}};
+  sendObject(std::move(Init));
 
   ErrorReporter Reporter;
-  std::string DriverErrors;
-  llvm::raw_string_ostream DriverOS(DriverErrors);
-  auto DiagOpts = llvm::makeIntrusiveRefCnt<DiagnosticOptions>();
-  auto DriverDiags = CompilerInstance::createDiagnostics(
-      DiagOpts.get(), new TextDiagnosticPrinter(DriverOS, DiagOpts.get()));
-  CreateInvocationOptions CIOpts;
-  CIOpts.Diags = DriverDiags;
-  std::vector<std::string> CC1;
-  CIOpts.CC1Args = &CC1;
-  std::shared_ptr<CompilerInvocation> Inv = createInvocation(Args, CIOpts);
-  if (!Inv || DriverDiags->hasErrorOccurred()) {
-    DriverOS.flush();
-    std::string Why = llvm::StringRef(DriverErrors).trim().str();
-    if (Why.empty())
-      Why = "the clang driver made no compile job of them";
+  std::shared_ptr<CompilerInvocation> Inv = std::move(Made.Inv);
+  if (!Inv) {
     send({{"event", "error"},
           {"off", int64_t(0)},
           {"line", int64_t(1)},
           {"col", int64_t(1)},
           {"cat", "fatal"},
-          {"diag", "invalid compiler flags: " + Why}});
+          {"diag", "invalid compiler flags: " + Made.Error}});
     send({{"event", "done"}, {"ok", false}});
     _exit(0);
   }
