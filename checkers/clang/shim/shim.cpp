@@ -1054,13 +1054,18 @@ public:
       Meta["file_col"] = int64_t(Pend.HeaderCol);
     }
     ++Errors;
-    send({{"event", "error"},
-          {"off", int64_t(Pend.At.Off)},
-          {"line", int64_t(Pend.At.Line)},
-          {"col", int64_t(Pend.At.Col)},
-          {"cat", Pend.Cat},
-          {"diag", Pend.Diag},
-          {"meta", std::move(Meta)}});
+    if (Pend.NotesSeen > Pend.Notes.size())
+      Meta["notes_left_out"] = int64_t(Pend.NotesSeen - Pend.Notes.size());
+    llvm::json::Object Ev{{"event", "error"},
+                          {"off", int64_t(Pend.At.Off)},
+                          {"line", int64_t(Pend.At.Line)},
+                          {"col", int64_t(Pend.At.Col)},
+                          {"cat", Pend.Cat},
+                          {"diag", Pend.Diag},
+                          {"meta", std::move(Meta)}};
+    if (!Pend.Notes.empty())
+      Ev["notes"] = std::move(Pend.Notes);
+    sendObject(std::move(Ev));
   }
 
 private:
@@ -1071,11 +1076,49 @@ private:
     std::string Name, Cat, Diag, Option, HeaderFile;
     unsigned HeaderLine = 0, HeaderCol = 0;
     Place At;
+    llvm::json::Array Notes; // the error's notes as the error event carries them
+    size_t NotesBytes = 0, NotesSeen = 0;
   };
+
+  // Budget of the notes an error event carries: the candidates and the instantiation stack a
+  // reader (or a model repairing the code) needs, not a page of them. Notes past it are counted.
+  static constexpr size_t MaxNotes = 8, MaxNotesBytes = 4096, MaxNoteBytes = 512;
+
+  // keepNote adds a note to the pending error, with its place: an offset, line and column in the
+  // checked text, or the file, line and column of a header.
+  void keepNote(const Diagnostic &Info) {
+    ++Pend.NotesSeen;
+    if (Pend.Notes.size() >= MaxNotes || Pend.NotesBytes >= MaxNotesBytes)
+      return;
+    llvm::SmallString<256> Text;
+    Info.FormatDiagnostic(Text);
+    std::string Msg = Text.str().str();
+    if (Msg.size() > MaxNoteBytes)
+      Msg = Msg.substr(0, MaxNoteBytes) + "…";
+    llvm::json::Object N{{"diag", Msg}};
+    Place P;
+    if (Info.hasSourceManager() && Info.getLocation().isValid()) {
+      if (userPlace(Info.getLocation(), P)) {
+        N["off"] = int64_t(P.Off);
+        N["line"] = int64_t(P.Line);
+        N["col"] = int64_t(P.Col);
+      } else {
+        PresumedLoc PL = SM->getPresumedLoc(SM->getFileLoc(Info.getLocation()));
+        if (PL.isValid()) {
+          N["file"] = std::string(PL.getFilename());
+          N["line"] = int64_t(PL.getLine());
+          N["col"] = int64_t(PL.getColumn());
+        }
+      }
+    }
+    Pend.NotesBytes += Msg.size();
+    Pend.Notes.push_back(std::move(N));
+  }
 
   void onNote(const Diagnostic &Info) {
     if (!Pend.Active)
       return;
+    keepNote(Info);
     llvm::StringRef N = diagName(Info.getID());
     if (Pend.Name.rfind("err_ovl_no_viable", 0) == 0 && N.starts_with("note_ovl_candidate_arity"))
       Pend.Cat = "wrong_argument_count";
