@@ -48,9 +48,15 @@ func TestCutterStopsWhenConstructCloses(t *testing.T) {
 		{"top-level construct", "// write f\n", "", []string{"int f() {\n", "  return 1;\n}\nint main(){}\n"}, "int f() {\n  return 1;\n}\n"},
 		{"braces in comments and strings ignored", "int f() {\n", "", []string{"  // }\n  const char *s = \"}\";\n", "}\nextra\n"}, "  // }\n  const char *s = \"}\";\n}\n"},
 		{"suffix closes the block", "int f() {\n", "}\n", []string{"  return 1;\n}\n", "int g;\n"}, "  return 1;\n"},
-		{"mid-line insertion, suffix closes", "int f() { return ", " }\n", []string{"1; ", "}\nint g;\n"}, "1; "},
 		{"closing brace after a literal", "int f() {\n", "}\n", []string{"  return \"}\"[0]; }\n"}, "  return \"}\"[0]; "},
 		{"unclosed at end of stream", "int f() {\n", "", []string{"  return 1;\n", "  x"}, "  return 1;\n  x"},
+		// The suffix brings its own indented brace: the generated one's blanks are not kept
+		// (a class method, an indented namespace, a nested block, tabs).
+		{"indented method closes", "struct S {\n  int f() {\n", "  }\n};\n", []string{"    return 1;\n", "  }\n", "  int g;\n"}, "    return 1;\n"},
+		{"deeper indentation", "namespace n {\n  void f() {\n    if (x) {\n", "    }\n  }\n}\n", []string{"      y();\n    }\n"}, "      y();\n"},
+		{"tab indentation", "void f() {\n\tif (x) {\n", "\t}\n}\n", []string{"\t\ty();\n\t}\n"}, "\t\ty();\n"},
+		{"mid-line, suffix padded", "int f() { return ", " }\n", []string{"1; ", "}\nint g;\n"}, "1;"},
+		{"code before the brace, suffix indented", "void f() {\n  if (x) {\n", "  }\n}\n", []string{"    y(); }\n"}, "    y();"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

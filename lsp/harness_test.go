@@ -179,6 +179,7 @@ type clientOptions struct {
 	args        []string // more arguments of `hydra lsp`
 	silentEdits bool     // the client never answers workspace/applyEdit
 	dir         string   // the server's working directory ("": the test's)
+	relatedInfo bool     // the client shows diagnostics' relatedInformation
 }
 
 // startServer spawns `hydra lsp` and initializes it.
@@ -236,8 +237,9 @@ func startServer(t *testing.T, o clientOptions) *client {
 			"configuration": o.config != nil,
 			"workspaceEdit": map[string]any{"documentChanges": !o.unversioned},
 		},
-		"window":  map[string]any{"workDoneProgress": !o.noProgress},
-		"general": map[string]any{"positionEncodings": []string{"utf-16"}},
+		"window":       map[string]any{"workDoneProgress": !o.noProgress},
+		"general":      map[string]any{"positionEncodings": []string{"utf-16"}},
+		"textDocument": map[string]any{"publishDiagnostics": map[string]any{"relatedInformation": o.relatedInfo}},
 	}
 	params := map[string]any{"processId": os.Getpid(), "rootUri": nil, "capabilities": caps}
 	if o.initOptions != nil {
