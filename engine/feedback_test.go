@@ -48,6 +48,8 @@ func TestCutterStopsWhenConstructCloses(t *testing.T) {
 		{"suffix closes the block", "int f() {\n", "}\n", []string{"  return 1;\n}\n", "int g;\n"}, "  return 1;\n"},
 		{"mid-line insertion, suffix closes", "int f() { return ", " }\n", []string{"1; ", "}\nint g;\n"}, "1; "},
 		{"closing brace after a literal", "int f() {\n", "}\n", []string{"  return \"}\"[0]; }\n"}, "  return \"}\"[0]; "},
+		{"closing brace after a digit separator", "int f() {\n", "}\n", []string{"  x = 1'000; }\n"}, "  x = 1'000; "},
+		{"closing brace after a comment from an earlier line", "int f() {\n", "}\n", []string{"  /* }\n", "*/ x = 1; }\n"}, "  /* }\n*/ x = 1; "},
 		{"unclosed at end of stream", "int f() {\n", "", []string{"  return 1;\n", "  x"}, "  return 1;\n  x"},
 	}
 	for _, c := range cases {
