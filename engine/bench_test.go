@@ -119,7 +119,7 @@ func bigFile(n, cut int) (prefix, body, suffix string) {
 // attempt's first line names an undeclared variable). Once the repair is generated, the search checks the
 // suffix in the session that checked the accepted text (it never re-checks the prefix);
 // final-ms is the time from the last checked generated line to the verdict on the whole file,
-// prefix-ms the time to the first checked generated line (Stats.TimeToFirstCheck), wall-ms the
+// first-check-ms the time to the first checked generated line (Stats.TimeToFirstCheck), wall-ms the
 // whole search. docs/checker-benchmark.md names the command and the figures.
 func BenchmarkFinalCheck(b *testing.B) {
 	prefix, body, suffix := bigFile(300, 5)
