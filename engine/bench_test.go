@@ -115,6 +115,16 @@ func bigFile(n, cut int) (prefix, body, suffix string) {
 	return pre.String(), body, suf.String()
 }
 
+// bigFileRepair scripts the stand-in model for a body of bigFile: the first attempt names an
+// undeclared variable on its first line, the repair (prompted with feedback) writes body.
+func bigFileRepair(body string) modeltest.Script {
+	bad := strings.Replace(body, "int s = 0;", "int s = total;", 1)
+	return modeltest.Script{Rules: []modeltest.Rule{
+		{PromptContains: FeedbackMarker, Text: body, Chunk: 4},
+		{Text: bad, Chunk: 4},
+	}}
+}
+
 // BenchmarkFinalCheck: a repaired generation near the top of a 2,400-line file (the first
 // attempt's first line names an undeclared variable). Once the repair is generated, the search checks the
 // suffix in the session that checked the accepted text (it never re-checks the prefix);
@@ -123,11 +133,7 @@ func bigFile(n, cut int) (prefix, body, suffix string) {
 // whole search. docs/checker-benchmark.md names the command and the figures.
 func BenchmarkFinalCheck(b *testing.B) {
 	prefix, body, suffix := bigFile(300, 5)
-	bad := strings.Replace(body, "int s = 0;", "int s = total;", 1)
-	srv := modeltest.NewServer(b, modeltest.Script{Rules: []modeltest.Rule{
-		{PromptContains: FeedbackMarker, Text: body, Chunk: 4},
-		{Text: bad, Chunk: 4},
-	}})
+	srv := modeltest.NewServer(b, bigFileRepair(body))
 	ck := newChecker(b)
 	gen := newClient(b, srv.URL)
 	req := Request{Prefix: prefix, Suffix: suffix, Filename: "big.cc", Flags: []string{"-std=c++17"}, Model: "m", StopAtClose: true}

@@ -493,11 +493,7 @@ func TestCheckpointBudgetIsKept(t *testing.T) {
 // session checks the prefix twice, and the repaired session is the one that gives the verdict.
 func TestFinalCheckGoesOnFromTheAcceptedText(t *testing.T) {
 	prefix, body, suffix := bigFile(40, 3)
-	bad := strings.Replace(body, "int s = 0;", "int s = total;", 1)
-	srv := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{
-		{PromptContains: FeedbackMarker, Text: body, Chunk: 4},
-		{Text: bad, Chunk: 4},
-	}})
+	srv := modeltest.NewServer(t, bigFileRepair(body))
 	rec := newRecorder(newChecker(t))
 	res, err := Search(context.Background(), rec, newClient(t, srv.URL), Request{Prefix: prefix, Suffix: suffix, Filename: "big.cc",
 		Flags: []string{"-std=c++17"}, Model: "m", StopAtClose: true})
