@@ -368,9 +368,11 @@ func (s *search) stream(r *rollout, q *queue) error {
 			r.mu.Lock()
 			r.text.WriteString(s.req.Suffix)
 			r.mu.Unlock()
-			for _, c := range chunk.Split(s.req.Suffix, s.chunkOpts) {
-				q.push(item{text: c.Text, opts: checkers.SubmitOptions{Cat: c.Cat}})
-			}
+			// The final check: the session that checked the accepted text (resumed from the
+			// checkpoint nearest to it) goes on with the suffix, submitted in one piece. No
+			// verdict inside the suffix is needed line by line (progress there makes no
+			// node), so one chunk spares a round trip and an event per line of a long file.
+			q.push(item{text: s.req.Suffix, opts: checkers.SubmitOptions{Cat: lastCat(s.req.Suffix, s.chunkOpts)}})
 		}
 	}
 	if s.mode == PostHoc && s.req.Suffix != "" {
@@ -380,6 +382,15 @@ func (s *search) stream(r *rollout, q *queue) error {
 	}
 	q.push(item{eos: true})
 	return nil
+}
+
+// lastCat is the boundary category text ends on, as the chunker classifies its last line.
+func lastCat(text string, opts chunk.Options) string {
+	cs := chunk.Split(text, opts)
+	if len(cs) == 0 {
+		return checkers.BoundaryLine
+	}
+	return cs[len(cs)-1].Cat
 }
 
 // entropy is the entropy, in nats, of the distribution over the reported top alternatives
