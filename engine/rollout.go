@@ -512,7 +512,11 @@ type cutter struct {
 	d0        int            // depth at the insertion point
 	deeper    bool           // depth went above d0 after the insertion point
 	exclusive bool           // the suffix closes the block itself: cut before the closing brace
-	head      string         // the start of the line the generation begins in (before g)
+	// suffixPads: the suffix starts with blanks (its own indentation of the brace that closes
+	// the block, when the insertion point is at a line's start), so blanks before the generated
+	// closing brace are not kept: they would indent the suffix's brace twice.
+	suffixPads bool
+	head       string // the start of the line the generation begins in (before g)
 
 	g      strings.Builder // generated text fed so far
 	passed int             // bytes of g passed on
@@ -532,6 +536,7 @@ func newCutter(s *search, base string) *cutter {
 	c.depth.Write(s.req.Prefix)
 	c.d0 = s.prefixDepth
 	c.exclusive = s.suffixCloses
+	c.suffixPads = strings.HasPrefix(s.req.Suffix, " ") || strings.HasPrefix(s.req.Suffix, "\t")
 	// Lines generated before the start node count too (a rollback keeps them).
 	gen := base[min(len(s.req.Prefix), len(base)):]
 	c.head = base[strings.LastIndexByte(base, '\n')+1:]
@@ -597,6 +602,11 @@ func (c *cutter) feed(piece string) (string, bool) {
 					end = lineStart
 					if k := closingBrace(head+g[lineStart:c.lined], before, c.d0); k >= len(head) {
 						end = lineStart + k - len(head)
+					}
+					if c.suffixPads {
+						// "    }" generated at a line's start, before the suffix's own "    }":
+						// keep the line's code, not its blanks.
+						end = lineStart + len(strings.TrimRight(g[lineStart:end], " \t"))
 					}
 				}
 				break
