@@ -568,7 +568,7 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 		// ms here for a C program without includes). With a preamble that chunk is the
 		// preamble's; a program without one would count the set-up as its first line. A chunk
 		// that asks for a checkpoint is a line like the others: the shim sends its progress
-		// event before it forks (checkers/clang/shim/shim.cpp, Stream::chunkEnded), and the
+		// event before it forks (checkers/clang/shim/stream.cpp, Stream::chunkEnded), and the
 		// next chunk goes after the chkpt event, so no line's latency holds a fork.
 		if i >= max(first, 1) {
 			d, shim, faults := ms(progressAt.Sub(start)), float64(ev.ShimUS)/1000, float64(ev.ShimFaults)

@@ -1,4 +1,4 @@
-// Package clang is Hydra's Clang checker: a Go driver for hydra-clang-shim (shim/shim.cpp), a
+// Package clang is Hydra's Clang checker: a Go driver for hydra-clang-shim (shim/main.cpp), a
 // stock Clang 19 front end that checks C/C++ text chunk by chunk and forks dormant checkpoints of
 // itself (checkers/clang/README.md). Call New to get a *Checker, which implements checkers.Checker.
 //

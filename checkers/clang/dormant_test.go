@@ -96,7 +96,7 @@ func TestGenerationalMallocKeepsCheckpointsSmall(t *testing.T) {
 }
 
 // Every chunk is a FileID of its own over its own buffer, but all of them name one virtual file
-// (shim.cpp, enterChunk), so a chunk adds no entry to FileManager's maps, SourceManager's content
+// (shim/stream.cpp, enterChunk), so a chunk adds no entry to FileManager's maps, SourceManager's content
 // caches or HeaderSearch's file info: tables that every chunk wrote again after each fork, on
 // pages each checkpoint then held. HYDRA_SHIM_FILE_PER_CHUNK=1 is the shim with a virtual file
 // of each chunk's own.

@@ -8,7 +8,7 @@ import (
 )
 
 // ShimProcess is what one shim process is started with: the descriptors it inherits and the
-// options of its command line (main in shim/shim.cpp). The driver's sessions, the raw client of
+// options of its command line (main in shim/main.cpp). The driver's sessions, the raw client of
 // hydra bench checker (checkers/benchmark/raw.go) and the tests that start a shim directly all
 // build their command from it, so the descriptor numbers and option names live in one place.
 type ShimProcess struct {

@@ -6,7 +6,7 @@
 
 // Ring is a memfd the driver maps too: two single-producer, single-consumer byte rings, one per
 // direction, that carry exactly the bytes the channel's socket would carry (the wire protocol of
-// shim.cpp). The socket stays: it carries a wake-up byte when a reader said it would sleep, the
+// main.cpp). The socket stays: it carries a wake-up byte when a reader said it would sleep, the
 // descriptors that come with some events, and the hang-up of either side.
 class Ring {
 public:

@@ -1,0 +1,399 @@
+// stream.cpp: chunks into the preprocessor, progress out, and where errors land in the checked
+// text (stream.h). The checkpoints are in checkpoint.cpp.
+
+#include "stream.h"
+#include "diagnames.h"
+#include "events.h"
+
+#include "clang/Basic/DiagnosticIDs.h"
+#include "clang/Basic/FileManager.h"
+#include "clang/Lex/HeaderSearch.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cctype>
+#include <cstring>
+#include <sys/resource.h>
+#include <unistd.h>
+
+using namespace clang;
+
+namespace hydra {
+
+const char kChunkMark[] = ".hydra-chunk-";
+
+Stream TheStream;
+
+namespace {
+
+// minorFaults is the process's page faults so far (minor and major; getrusage).
+long minorFaults() {
+  rusage U{};
+  getrusage(RUSAGE_SELF, &U);
+  return U.ru_minflt + U.ru_majflt;
+}
+
+} // namespace
+
+void Stream::attach(CompilerInstance &CI) {
+  this->CI = &CI;
+  PP = &CI.getPreprocessor();
+  SM = &CI.getSourceManager();
+}
+
+bool Stream::pullNext() {
+  for (;;) {
+    Msg M = readMsg(Chan);
+    Chan.closeFds(); // the driver sends descriptors only to checkpoints
+    switch (M.K) {
+    case Msg::Submit:
+      enterChunk(std::move(M));
+      return true;
+    case Msg::Eos:
+      return false;
+    case Msg::Gone:
+      _exit(0); // the engine closed the session
+    case Msg::Resume:
+    case Msg::Free:
+    case Msg::Bad:
+      send({{"event", "crash"},
+            {"diag", M.K == Msg::Bad ? M.Err : "protocol error: checkpoint op on a session"}});
+      _exit(2);
+    }
+  }
+}
+
+void Stream::chunkEnded(FileID FID) {
+  auto It = ByFID.find(FID);
+  if (It == ByFID.end() || It->second + 1 != Chunks.size())
+    return; // a header, or not the newest chunk
+  flushPending();
+  if (CI->getDiagnostics().hasFatalErrorOccurred()) {
+    // Clang suppresses every diagnostic after a fatal one: nothing more can be checked.
+    finish();
+  }
+  const Chunk &C = Chunks.back();
+  FaultsAtEvent = -1;
+  if (Errors == 0 || C.KeepGoing) {
+    // shim_us: the shim's own time on the chunk (Clang's lexing, parsing and analysis, and the
+    // callbacks), from having read it off the channel to this event (hydra bench checker's
+    // breakdown_ms.shim).
+    auto Us = std::chrono::duration_cast<std::chrono::microseconds>(
+                  std::chrono::steady_clock::now() - C.Read)
+                  .count();
+    // shim_faults: page faults over about the same span: from the previous progress event
+    // (from the read, after a checkpoint or an error), so the wait for this chunk is in it
+    // too. After a checkpoint's fork they are mostly copy-on-write copies of pages the
+    // session writes (breakdown_ms.shim_faults_mean).
+    long Faults = minorFaults();
+    sendProgress(int64_t(C.Start + C.Len), C.Cat, int64_t(Us), int64_t(Faults - C.Faults));
+    if (C.Chkpt > 0)
+      checkpoint(C.Chkpt, C.Start + C.Len);
+    else
+      FaultsAtEvent = Faults;
+  }
+  pullNext();
+}
+
+[[noreturn]] void Stream::finish() {
+  flushPending();
+  bool OK = CI && !CI->getDiagnostics().hasErrorOccurred() && Errors == 0;
+  send({{"event", "done"}, {"ok", OK}});
+  _exit(0);
+}
+
+void Stream::onDiagnostic(DiagnosticsEngine::Level L, const Diagnostic &Info) {
+  if (L == DiagnosticsEngine::Note) {
+    onNote(Info);
+    return;
+  }
+  flushPending();
+  if (L < DiagnosticsEngine::Error)
+    return; // warnings and remarks are not errors (-Werror turns them into errors upstream)
+  Pending P;
+  P.Active = true;
+  P.ID = Info.getID();
+  P.Name = diagName(P.ID).str();
+  P.Cat = categorize(L, P.ID, P.Name);
+  llvm::SmallString<256> Text;
+  Info.FormatDiagnostic(Text);
+  P.Diag = Text.str().str();
+  P.Option = DiagnosticIDs::getWarningOptionForDiag(P.ID).str();
+  locate(Info, P);
+  Pend = std::move(P);
+}
+
+void Stream::flushPending() {
+  if (!Pend.Active)
+    return;
+  Pend.Active = false;
+  llvm::json::Object Meta{{"diag_id", Pend.Name}};
+  if (!Pend.Option.empty())
+    Meta["option"] = "-W" + Pend.Option;
+  if (!Pend.HeaderFile.empty()) {
+    Meta["file"] = Pend.HeaderFile;
+    Meta["file_line"] = int64_t(Pend.HeaderLine);
+    Meta["file_col"] = int64_t(Pend.HeaderCol);
+  }
+  ++Errors;
+  if (Pend.NotesSeen > Pend.Notes.size())
+    Meta["notes_left_out"] = int64_t(Pend.NotesSeen - Pend.Notes.size());
+  llvm::json::Object Ev{{"event", "error"},
+                        {"off", int64_t(Pend.At.Off)},
+                        {"line", int64_t(Pend.At.Line)},
+                        {"col", int64_t(Pend.At.Col)},
+                        {"cat", Pend.Cat},
+                        {"diag", Pend.Diag},
+                        {"meta", std::move(Meta)}};
+  if (!Pend.Notes.empty())
+    Ev["notes"] = std::move(Pend.Notes);
+  sendObject(std::move(Ev));
+}
+
+void Stream::keepNote(const Diagnostic &Info) {
+  ++Pend.NotesSeen;
+  if (Pend.Notes.size() >= MaxNotes || Pend.NotesBytes >= MaxNotesBytes)
+    return;
+  llvm::SmallString<256> Text;
+  Info.FormatDiagnostic(Text);
+  std::string Msg = Text.str().str();
+  if (Msg.size() > MaxNoteBytes)
+    Msg = Msg.substr(0, MaxNoteBytes) + "…";
+  llvm::json::Object N{{"diag", Msg}};
+  Place P;
+  if (Info.hasSourceManager() && Info.getLocation().isValid()) {
+    if (userPlace(Info.getLocation(), P)) {
+      N["off"] = int64_t(P.Off);
+      N["line"] = int64_t(P.Line);
+      N["col"] = int64_t(P.Col);
+    } else {
+      PresumedLoc PL = SM->getPresumedLoc(SM->getFileLoc(Info.getLocation()));
+      if (PL.isValid()) {
+        N["file"] = std::string(PL.getFilename());
+        N["line"] = int64_t(PL.getLine());
+        N["col"] = int64_t(PL.getColumn());
+      }
+    }
+  }
+  Pend.NotesBytes += Msg.size();
+  Pend.Notes.push_back(std::move(N));
+}
+
+void Stream::onNote(const Diagnostic &Info) {
+  if (!Pend.Active)
+    return;
+  keepNote(Info);
+  llvm::StringRef N = diagName(Info.getID());
+  if (Pend.Name.rfind("err_ovl_no_viable", 0) == 0 && N.starts_with("note_ovl_candidate_arity"))
+    Pend.Cat = "wrong_argument_count";
+  if (Pend.InHeader && Info.hasSourceManager()) {
+    // "in instantiation of … requested here": the first note in user code names the cause.
+    Place P;
+    if (userPlace(Info.getLocation(), P)) {
+      Pend.At = P;
+      Pend.InHeader = false;
+    }
+  }
+}
+
+void Stream::locate(const Diagnostic &Info, Pending &P) {
+  P.At = endOfInput();
+  if (!Info.hasSourceManager() || Info.getLocation().isInvalid())
+    return;
+  if (userPlace(Info.getLocation(), P.At))
+    return;
+  // An error inside a header (or other non-user buffer).
+  SourceLocation FL = SM->getFileLoc(Info.getLocation());
+  PresumedLoc PL = SM->getPresumedLoc(FL);
+  if (PL.isValid()) {
+    P.HeaderFile = PL.getFilename();
+    P.HeaderLine = PL.getLine();
+    P.HeaderCol = PL.getColumn();
+  }
+  P.InHeader = true;
+  P.At = endOfInput();
+}
+
+bool Stream::userPlace(SourceLocation Loc, Place &Out) {
+  if (Loc.isInvalid())
+    return false;
+  for (SourceLocation L : {SM->getFileLoc(Loc), SM->getExpansionLoc(Loc)}) {
+    FileID FID = SM->getFileID(L);
+    if (FID == SM->getMainFileID()) {
+      Out = endOfInput();
+      return true;
+    }
+    auto It = ByFID.find(FID);
+    if (It == ByFID.end())
+      continue;
+    const Chunk &C = Chunks[It->second];
+    unsigned FO = SM->getFileOffset(L);
+    size_t Rel = FO > C.Prefix ? FO - C.Prefix : 0;
+    Rel = std::min(Rel, C.Len);
+    Out.Off = C.Start + Rel;
+    PresumedLoc PL = SM->getPresumedLoc(L);
+    if (PL.isValid()) {
+      Out.Line = PL.getLine();
+      Out.Col = PL.getColumn();
+    }
+    return true;
+  }
+  return false;
+}
+
+Place Stream::endOfInput() {
+  Place P;
+  if (Chunks.empty() || Total == 0)
+    return P;
+  size_t Off = Total;
+  // Find the last non-empty chunk.
+  size_t I = Chunks.size();
+  while (I > 0 && Chunks[I - 1].Len == 0)
+    --I;
+  if (I == 0)
+    return P;
+  const Chunk &C = Chunks[I - 1];
+  if (C.Last == '\n')
+    Off = Total - 1;
+  P.Off = Off;
+  SourceLocation L = SM->getLocForStartOfFile(C.FID).getLocWithOffset(
+      int(C.Prefix + (Off - C.Start)));
+  PresumedLoc PL = SM->getPresumedLoc(L);
+  if (PL.isValid()) {
+    P.Line = PL.getLine();
+    P.Col = PL.getColumn();
+  }
+  return P;
+}
+
+void Stream::appendEscaped(std::string &Out, llvm::StringRef S) {
+  for (char Ch : S) {
+    if (Ch == '\\' || Ch == '"')
+      Out.push_back('\\');
+    Out.push_back(Ch);
+  }
+}
+
+void Stream::blankPragmas(std::string &S) {
+  auto SkipWS = [&](size_t I) {
+    while (I < S.size() && (S[I] == ' ' || S[I] == '\t'))
+      ++I;
+    return I;
+  };
+  auto Word = [&](size_t I, const char *W) {
+    size_t N = strlen(W);
+    if (S.compare(I, N, W) != 0)
+      return size_t(0);
+    size_t E = I + N;
+    if (E < S.size() && (isalnum((unsigned char)S[E]) || S[E] == '_'))
+      return size_t(0);
+    return E;
+  };
+  for (size_t LS = 0; LS < S.size();) {
+    size_t LE = S.find('\n', LS);
+    if (LE == std::string::npos)
+      LE = S.size();
+    size_t I = SkipWS(LS);
+    if (I < LE && S[I] == '#') {
+      size_t E = Word(SkipWS(I + 1), "pragma");
+      if (E > 0) {
+        size_t J = SkipWS(E);
+        size_t End = Word(J, "once");
+        if (End == 0) {
+          size_t G = Word(J, "GCC");
+          if (G == 0)
+            G = Word(J, "clang");
+          if (G > 0)
+            End = Word(SkipWS(G), "system_header");
+        }
+        if (End > 0 && End <= LE)
+          for (size_t K = LS; K < End; ++K)
+            S[K] = ' ';
+      }
+    }
+    LS = LE + 1;
+  }
+}
+
+void Stream::enterChunk(Msg M) {
+  // `#line N "file"` from the presumed location where the previous chunk ended keeps
+  // __LINE__, user #line directives and reported lines as in the whole file.
+  unsigned Line = 1;
+  std::string File = Filename;
+  if (!Chunks.empty()) {
+    PresumedLoc PL = SM->getPresumedLoc(SM->getLocForEndOfFile(Chunks.back().FID));
+    if (PL.isValid()) {
+      Line = PL.getLine();
+      File = PL.getFilename();
+    }
+  }
+  std::string Buf = "#line " + std::to_string(Line) + " \"";
+  appendEscaped(Buf, File);
+  Buf += "\"\n";
+  Chunk C;
+  C.Prefix = unsigned(Buf.size());
+  C.Start = Total;
+  C.Len = M.Text.size();
+  C.Cat = std::move(M.Cat);
+  C.Chkpt = M.Chkpt;
+  C.KeepGoing = M.KeepGoing;
+  C.Read = std::chrono::steady_clock::now();
+  C.Faults = FaultsAtEvent >= 0 ? FaultsAtEvent : minorFaults();
+  C.Last = M.Text.empty() ? '\0' : M.Text.back();
+  blankPragmas(M.Text);
+  // A UTF-8 byte-order mark is skipped by Clang's lexer only at the very start of a file, and
+  // counts in the columns of line 1. Only the document's first bytes are that start; they are
+  // not at the start of the chunk's buffer (the #line prefix is), so they become three spaces:
+  // same offsets, same columns, nothing to lex. Anywhere else a BOM stays an error, as in the
+  // whole file.
+  if (Total == 0 && llvm::StringRef(M.Text).starts_with("\xEF\xBB\xBF"))
+    M.Text.replace(0, 3, "   ");
+  Buf += M.Text;
+  SourceLocation Inc = SM->getLocForStartOfFile(SM->getMainFileID());
+  // Each chunk is a FileID of its own over its own buffer, and all of them stand for one
+  // virtual file next to the checked file (a FileEntry, ChunkFile): parts of Clang assume the
+  // current lexer has a file (#embed and __has_embed dereference its FileEntry and crash on a
+  // bare buffer; quoted #include / #embed look next to it). The name never appears in
+  // diagnostics, which use the #line name; RootedFS answers for it without touching the disk.
+  // One entry for all chunks, not one each: a virtual file per chunk cost FileManager's maps,
+  // SourceManager's content cache map and HeaderSearch's file info an entry per chunk, pages
+  // that every chunk wrote again after each checkpoint's fork (docs/checker-benchmark.md,
+  // "One file entry for every chunk"). The entry's own contents are never read: each FileID's
+  // content cache holds its chunk's buffer, and only names the entry as its file.
+  if (ChunkBase.empty()) {
+    // An absolute name: FileManager makes every file's real path absolute, and for a relative
+    // name it asks for the working directory each time (two stat() calls a chunk).
+    llvm::SmallString<256> Abs(Filename);
+    llvm::sys::fs::make_absolute(Abs);
+    ChunkBase = std::string(Abs) + kChunkMark;
+  }
+  std::string VName = ChunkBase + std::to_string(Chunks.size());
+  if (FilePerChunk) { // the lever's "off" row: a virtual file of the chunk's own
+    FileEntryRef FE = CI->getFileManager().getVirtualFileRef(VName, off_t(Buf.size()), 0);
+    SM->overrideFileContents(FE, llvm::MemoryBuffer::getMemBufferCopy(Buf, VName));
+    PP->getHeaderSearchInfo().getFileInfo(FE); // see below
+    C.FID = SM->createFileID(FE, Inc, SrcMgr::C_User);
+  } else {
+    if (!ChunkFile) {
+      ChunkFile = CI->getFileManager().getVirtualFileRef(ChunkBase, 0, 0);
+      // HeaderSearch expects every file that can include another to have header info (an
+      // #include "x" from a file without it crashes in HeaderSearch::LookupFile): make it, as
+      // entering the main file or an #include does.
+      PP->getHeaderSearchInfo().getFileInfo(*ChunkFile);
+    }
+    C.FID = SM->createFileID(llvm::MemoryBuffer::getMemBufferCopy(Buf, VName), SrcMgr::C_User,
+                             0, 0, Inc);
+    // A memory buffer's content cache names no file; this one names ChunkFile. OrigEntry is a
+    // public member of SrcMgr::ContentCache, reached here through SourceManager's const view.
+    const_cast<SrcMgr::ContentCache &>(SM->getSLocEntry(C.FID).getFile().getContentCache())
+        .OrigEntry = *ChunkFile;
+  }
+  Total += C.Len;
+  ByFID[C.FID] = Chunks.size();
+  Chunks.push_back(std::move(C));
+  PP->EnterSourceFile(Chunks.back().FID, nullptr, Inc);
+}
+
+
+} // namespace hydra

@@ -1,0 +1,160 @@
+// stream.h: the session's stream of chunks (stream.cpp, checkpoint.cpp), the state that the
+// Clang extension points (action.cpp) share: the chunks entered so far, the channel, the pending
+// error, and the checkpoints forked from it.
+#pragma once
+
+#include "channel.h"
+
+#include "clang/Basic/Diagnostic.h"
+#include "clang/Basic/FileEntry.h"
+#include "clang/Basic/SourceLocation.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Lex/Preprocessor.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/JSON.h"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hydra {
+
+// kChunkMark ends the name of the chunks' virtual file (<checked file><mark>), and is in the
+// name of each chunk's buffer (<checked file><mark><index>). RootedFS answers for such names
+// without touching the disk (rootedfs.cpp).
+extern const char kChunkMark[];
+
+// Chunk is one piece of checked text as Clang sees it: a FileID whose buffer is a `#line`
+// directive (Prefix bytes, not part of the text) followed by the chunk's text.
+struct Chunk {
+  clang::FileID FID;
+  size_t Start = 0; // global offset of the chunk's first byte
+  size_t Len = 0;   // bytes of text (without the #line prefix)
+  unsigned Prefix = 0;
+  std::string Cat;
+  int64_t Chkpt = 0; // checkpoint requested at its end, or 0
+  char Last = 0;     // last byte of the chunk's text ('\0' when empty)
+  // KeepGoing: report progress and take the checkpoint even after an error (the engine
+  // excuses errors that were in the document before; Clang recovers and checks on).
+  bool KeepGoing = false;
+  std::chrono::steady_clock::time_point Read; // when its message had been read
+  // The process's page faults (minor + major) by then: those at the previous progress event
+  // when nothing but waiting came between (one getrusage() a chunk instead of two).
+  long Faults = 0;
+};
+
+// Place is where an error lands in the checked text.
+struct Place {
+  size_t Off = 0;
+  unsigned Line = 1, Col = 1;
+};
+
+// Stream is the per-process state shared by the Clang extension points: the chunks entered so
+// far, the channel, and the pending error (held until its notes have been seen).
+class Stream {
+public:
+  std::string Filename;
+  bool TrimBeforeFork = true;
+  bool GrowSets = true; // growFoldingSets before the first fork; HYDRA_SHIM_NO_GROW_SETS=1: off
+  bool DropStack = true; // dropDeadStack before each fork; HYDRA_SHIM_KEEP_STACK=1: off
+  // One virtual file for each chunk, as before ChunkFile (enterChunk); HYDRA_SHIM_FILE_PER_CHUNK=1.
+  bool FilePerChunk = false;
+  bool Forked = false;  // a fork has happened in this process's history (resumed sessions too)
+  int SpinUs = 0; // see Channel::reset
+  int64_t Session = 0;
+  Channel Chan;
+  bool FatalStop = false;
+
+  void attach(clang::CompilerInstance &CI);
+
+  // pullNext blocks for the next message and enters the next chunk; false at end of input.
+  bool pullNext();
+
+  // chunkEnded runs when the lexer leaves chunk FID (ChunkFeeder::FileChanged). It reports
+  // progress, takes a requested checkpoint, then blocks for the next chunk.
+  void chunkEnded(clang::FileID FID);
+
+  // finish ends the session: flush, report the verdict, exit without tearing Clang down.
+  [[noreturn]] void finish();
+
+  // ── diagnostics ──
+
+  void onDiagnostic(clang::DiagnosticsEngine::Level L, const clang::Diagnostic &Info);
+
+  void flushPending();
+
+private:
+  struct Pending {
+    bool Active = false;
+    bool InHeader = false; // located at end of input for now; a user-code note may refine it
+    unsigned ID = 0;
+    std::string Name, Cat, Diag, Option, HeaderFile;
+    unsigned HeaderLine = 0, HeaderCol = 0;
+    Place At;
+    llvm::json::Array Notes; // the error's notes as the error event carries them
+    size_t NotesBytes = 0, NotesSeen = 0;
+  };
+
+  // Budget of the notes an error event carries: the candidates and the instantiation stack a
+  // reader (or a model repairing the code) needs, not a page of them. Notes past it are counted.
+  static constexpr size_t MaxNotes = 8, MaxNotesBytes = 4096, MaxNoteBytes = 512;
+
+  // keepNote adds a note to the pending error, with its place: an offset, line and column in the
+  // checked text, or the file, line and column of a header.
+  void keepNote(const clang::Diagnostic &Info);
+
+  void onNote(const clang::Diagnostic &Info);
+
+  void locate(const clang::Diagnostic &Info, Pending &P);
+
+  // userPlace maps Loc to a place in the checked text if it lies in a chunk (or in the main
+  // buffer, which stands for end of input).
+  bool userPlace(clang::SourceLocation Loc, Place &Out);
+
+  // endOfInput is where Clang puts end-of-file: the final newline if the text ends with one.
+  Place endOfInput();
+
+  // ── chunks ──
+
+  static void appendEscaped(std::string &Out, llvm::StringRef S);
+
+  // blankPragmas replaces `#pragma once` and `#pragma GCC|clang system_header` with spaces of
+  // the same length: in a chunk (not a real file) they crash HeaderSearch; in the whole file
+  // they would only warn.
+  static void blankPragmas(std::string &S);
+
+  void enterChunk(Msg M);
+
+  // ── checkpoints ──
+
+  // checkpoint forks a dormant copy of this process for the prefix up to Off. Its control
+  // channel is a socket pair made before the fork: the child keeps one end, the other goes to
+  // the driver with the chkpt event (SCM_RIGHTS), together with a pidfd of the child. The pair
+  // has no name, so only the driver (who holds the other end) can ever talk to the checkpoint.
+  void checkpoint(int64_t ID, size_t Off);
+
+  // dormant is the checkpoint's life: wait on the control socket for resume or free. A resume
+  // brings the new session's channel (SCM_RIGHTS) and forks a grandchild that returns from here
+  // into the parser with that channel. Free, or the driver closing the control socket, ends it.
+  void dormant(int Ctl, int64_t ID);
+
+  clang::CompilerInstance *CI = nullptr;
+  clang::Preprocessor *PP = nullptr;
+  clang::SourceManager *SM = nullptr;
+  std::vector<Chunk> Chunks;
+  llvm::DenseMap<clang::FileID, size_t> ByFID;
+  std::string ChunkBase; // the checked file's absolute path and kChunkMark (enterChunk)
+  clang::OptionalFileEntryRef ChunkFile; // the one file entry every chunk names (enterChunk)
+  long FaultsAtEvent = -1; // page faults when the last progress event was sent; -1: read anew
+  size_t Total = 0; // bytes of text entered so far
+  unsigned Errors = 0;
+  Pending Pend;
+};
+
+// TheStream is the process's one stream.
+extern Stream TheStream;
+
+} // namespace hydra
