@@ -112,6 +112,7 @@ func (s *stream) readFrame() ([]byte, error) {
 		line = strings.TrimRight(line, "\r\n")
 		if line == "" && !long {
 			if !sawHeader {
+				total = 0
 				continue // stray blank line between messages
 			}
 			break

@@ -33,7 +33,7 @@ const warmDebounce = 300 * time.Millisecond
 const warmBuildTimeout = 60 * time.Second
 
 // warmConcurrency is how many preamble checkpoints are built at once. Each build is a checker
-// process parsing a preamble (a heavy one holds about 80 MB); opening many documents queues the
+// process parsing a preamble (a heavy one holds tens of megabytes); opening many documents queues the
 // rest, and a queued build is cancelled when no document wants it any more.
 const warmConcurrency = 2
 
@@ -187,16 +187,22 @@ func (w *warmCache) use(uri string, opts checkers.SessionOptions, preamble strin
 func (w *warmCache) build(ctx context.Context, e *warmEntry) {
 	defer w.wg.Done()
 	defer e.cancel()
+	acquired := false
 	select {
 	case w.slots <- struct{}{}:
+		acquired = true
 	case <-ctx.Done():
-		w.mu.Lock()
-		e.building, e.queued = false, false
-		w.mu.Unlock()
-		return
 	}
 	w.mu.Lock()
 	e.queued = false
+	if ctx.Err() != nil { // cancelled while queued (select may have taken a free slot all the same)
+		e.building = false
+		w.mu.Unlock()
+		if acquired {
+			<-w.slots
+		}
+		return
+	}
 	w.mu.Unlock()
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, warmBuildTimeout)
