@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 )
@@ -42,6 +43,10 @@ type Config struct {
 	// command's result): the server then sends no window/showMessage for it, so the user sees
 	// it once.
 	ClientShowsSummary bool `json:"clientShowsSummary,omitempty"`
+	// CheckTimeout is the per-chunk time limit in seconds: a checker session that takes longer to
+	// answer for one chunk fails with a timeout error (hydra check --timeout's limit). Nil means
+	// the checker's default (clang.DefaultTimeout), 0 no limit. New sessions take a change.
+	CheckTimeout *float64 `json:"checkTimeout,omitempty"`
 
 	// APIKey is resolved from APIKeyEnv or HYDRA_API_KEY; it never travels in configuration.
 	APIKey string `json:"-"`
@@ -61,8 +66,35 @@ type configPatch struct {
 	ClangdPath  *string   `json:"clangdPath"`
 	ClangdArgs  *[]string `json:"clangdArgs"`
 
-	InlineMaxAttempts  *int  `json:"inlineMaxAttempts"`
-	ClientShowsSummary *bool `json:"clientShowsSummary"`
+	InlineMaxAttempts  *int     `json:"inlineMaxAttempts"`
+	ClientShowsSummary *bool    `json:"clientShowsSummary"`
+	CheckTimeout       *float64 `json:"checkTimeout"`
+}
+
+// maxCheckTimeout bounds the checkTimeout setting (0 is the way to say "no limit").
+const maxCheckTimeout = 24 * time.Hour
+
+// checkTimeout is the per-chunk limit the setting asks for (0: none), and whether it was given.
+func (c Config) checkTimeout() (time.Duration, bool) {
+	if c.CheckTimeout == nil {
+		return 0, false
+	}
+	if *c.CheckTimeout == 0 {
+		return -1, true
+	}
+	return time.Duration(*c.CheckTimeout * float64(time.Second)), true
+}
+
+// applyCheckTimeout hands the checkTimeout setting to the checker (one that takes it: the
+// Clang checker's SetTimeout), for the sessions it starts from now on.
+func (s *Server) applyCheckTimeout() {
+	t, ok := s.cfg.get().checkTimeout()
+	if !ok {
+		return
+	}
+	if c, ok := s.opts.Checker.(interface{ SetTimeout(time.Duration) }); ok {
+		c.SetTimeout(t)
+	}
 }
 
 // configSource names where settings came from (for logs and tests).
@@ -134,6 +166,10 @@ func (p configPatch) apply(c *Config) {
 	if p.ClientShowsSummary != nil {
 		c.ClientShowsSummary = *p.ClientShowsSummary
 	}
+	if p.CheckTimeout != nil {
+		v := *p.CheckTimeout
+		c.CheckTimeout = &v
+	}
 }
 
 // configStore holds the configuration as its sources set it. Later settings win field by
@@ -200,6 +236,9 @@ func (s *configStore) apply(src configSource, raw json.RawMessage) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", src, err)
 	}
+	if t := p.CheckTimeout; t != nil && (*t < 0 || math.IsNaN(*t) || *t > maxCheckTimeout.Seconds()) {
+		return fmt.Errorf("%s: hydra.checkTimeout %v: want seconds from 0 (no limit) to %v", src, *t, maxCheckTimeout.Seconds())
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p.apply(&s.cfg)
@@ -221,6 +260,7 @@ func (s *configStore) apply(src configSource, raw json.RawMessage) error {
 	mark("fim", p.FIM != nil)
 	mark("inlineMaxAttempts", p.InlineMaxAttempts != nil)
 	mark("clientShowsSummary", p.ClientShowsSummary != nil)
+	mark("checkTimeout", p.CheckTimeout != nil)
 	return nil
 }
 
@@ -263,6 +303,7 @@ func (s *Server) didChangeConfiguration(_ context.Context, params json.RawMessag
 	if err := s.cfg.apply(sourceDidChange, p.Settings); err != nil {
 		s.showMessage(MessageWarning, "hydra: ignoring configuration: "+err.Error())
 	}
+	s.applyCheckTimeout()
 	s.goPullConfig()
 	s.flagsChanged() // clangFlags may have changed: re-warm with the new flags
 	return nil
@@ -297,6 +338,7 @@ func (s *Server) goPullConfig() {
 			s.logf("%v", err)
 			return
 		}
+		s.applyCheckTimeout()
 		s.flagsChanged()
 	}()
 }

@@ -47,6 +47,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		if err := s.cfg.apply(sourceInitOptions, p.InitializationOptions); err != nil {
 			s.logf("initializationOptions: %v", err)
 		}
+		s.applyCheckTimeout()
 	}
 	if p.ProcessID != nil && *p.ProcessID > 0 {
 		s.watchParent(ctx, *p.ProcessID)

@@ -17,6 +17,14 @@ import (
 // maxMessage bounds one message's body; larger ones are skipped with an error response.
 const maxMessage = 64 << 20
 
+// maxHeaderLine bounds one header line and maxHeader one message's header block (the LSP's
+// headers are two short lines). Bytes past a line's limit are read and dropped up to its newline,
+// never buffered; the message is then skipped with an error response, as an oversized body is.
+const (
+	maxHeaderLine = 4 << 10
+	maxHeader     = 64 << 10
+)
+
 // stream is the LSP base protocol (Content-Length framed JSON) as a jsonrpc2.ObjectStream that
 // survives bad input. sourcegraph/jsonrpc2 closes the connection when a message fails to decode;
 // the LSP wants an error response and the server to keep serving, so ReadObject answers a
@@ -87,42 +95,84 @@ func (e badFrameError) Error() string { return string(e) }
 func (s *stream) readFrame() ([]byte, error) {
 	length := -1
 	sawHeader := false
+	total := 0
+	bad := "" // why the message is skipped, once its header block has been read
 	for {
-		line, err := s.r.ReadString('\n')
+		line, long, err := s.readHeaderLine()
 		if err != nil {
 			return nil, err
 		}
+		total += len(line)
+		switch {
+		case long && bad == "":
+			bad = fmt.Sprintf("header line over the limit of %d bytes", maxHeaderLine)
+		case total > maxHeader && bad == "":
+			bad = fmt.Sprintf("header over the limit of %d bytes", maxHeader)
+		}
 		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
+		if line == "" && !long {
 			if !sawHeader {
+				total = 0
 				continue // stray blank line between messages
 			}
 			break
 		}
 		sawHeader = true
 		name, value, ok := strings.Cut(line, ":")
-		if ok && strings.EqualFold(strings.TrimSpace(name), "Content-Length") {
+		if ok && !long && strings.EqualFold(strings.TrimSpace(name), "Content-Length") {
 			n, err := strconv.Atoi(strings.TrimSpace(value))
 			if err != nil || n < 0 {
-				return nil, badFrameError(fmt.Sprintf("bad Content-Length header %q", line))
+				if bad == "" {
+					bad = fmt.Sprintf("bad Content-Length header %q", line)
+				}
+				continue
 			}
 			length = n
 		}
 	}
-	if length < 0 {
-		return nil, badFrameError("message without a Content-Length header")
+	if bad == "" && length < 0 {
+		bad = "message without a Content-Length header"
 	}
-	if length > maxMessage {
-		if _, err := s.r.Discard(length); err != nil {
-			return nil, err
+	if bad == "" && length > maxMessage {
+		bad = fmt.Sprintf("message of %d bytes is over the limit of %d", length, maxMessage)
+	}
+	if bad != "" {
+		if length > 0 {
+			if _, err := s.r.Discard(length); err != nil {
+				return nil, err
+			}
 		}
-		return nil, badFrameError(fmt.Sprintf("message of %d bytes is over the limit of %d", length, maxMessage))
+		return nil, badFrameError(bad)
 	}
 	body := make([]byte, length)
 	if _, err := io.ReadFull(s.r, body); err != nil {
 		return nil, err
 	}
 	return body, nil
+}
+
+// readHeaderLine reads one header line with its newline. A line longer than maxHeaderLine is
+// cut there (long is true) and the rest of it, up to its newline, is read and dropped without
+// being buffered, so that a header with no newline costs no memory however long it is.
+func (s *stream) readHeaderLine() (line string, long bool, err error) {
+	var buf []byte
+	for {
+		frag, err := s.r.ReadSlice('\n')
+		if !long {
+			if len(buf)+len(frag) > maxHeaderLine {
+				long = true
+				buf = append(buf, frag[:maxHeaderLine-len(buf)]...)
+			} else {
+				buf = append(buf, frag...)
+			}
+		}
+		switch {
+		case err == nil:
+			return string(buf), long, nil
+		case err != bufio.ErrBufferFull:
+			return "", long, err
+		}
+	}
 }
 
 // rejectBody answers a message that did not decode as a request or response.

@@ -32,6 +32,11 @@ const warmDebounce = 300 * time.Millisecond
 // warmBuildTimeout bounds building one preamble checkpoint.
 const warmBuildTimeout = 60 * time.Second
 
+// warmConcurrency is how many preamble checkpoints are built at once. Each build is a checker
+// process parsing a preamble (a heavy one holds tens of megabytes); opening many documents queues the
+// rest, and a queued build is cancelled when no document wants it any more.
+const warmConcurrency = 2
+
 // warmRecheck is how often the budget is checked again while checkpoints are kept: sessions
 // end asynchronously, and only then do the pages they shared become the checkpoints' own.
 const warmRecheck = 2 * time.Second
@@ -50,7 +55,9 @@ type warmEntry struct {
 	cp       checkers.Checkpoint // nil until built
 	failed   string              // why building failed ("" if it did not)
 	building bool
-	users    map[string]bool // URIs of the documents with this preamble
+	queued   bool               // building, waiting for one of the warmConcurrency slots
+	cancel   context.CancelFunc // ends the build (set while building)
+	users    map[string]bool    // URIs of the documents with this preamble
 	lastUsed time.Time
 	buildDur time.Duration
 	bytes    int64 // private memory of cp's process when last measured
@@ -68,16 +75,19 @@ type warmCache struct {
 	// starved holds the keys dropped for the budget while documents still had them (see use).
 	starved map[string]bool
 	timers  map[string]*time.Timer
-	closed  bool
-	ctx     context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	// slots holds a token per build running (at most warmConcurrency).
+	slots  chan struct{}
+	closed bool
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 func newWarmCache(c checkers.Checker, budget int64, logf func(string, ...any)) *warmCache {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &warmCache{checker: c, budget: budget, logf: logf, entries: map[string]*warmEntry{},
-		byDoc: map[string]string{}, starved: map[string]bool{}, timers: map[string]*time.Timer{}, ctx: ctx, cancel: cancel}
+		byDoc: map[string]string{}, starved: map[string]bool{}, timers: map[string]*time.Timer{},
+		slots: make(chan struct{}, warmConcurrency), ctx: ctx, cancel: cancel}
 	w.wg.Add(1)
 	go w.recheck()
 	return w
@@ -160,27 +170,52 @@ func (w *warmCache) use(uri string, opts checkers.SessionOptions, preamble strin
 	}
 	if e == nil {
 		delete(w.starved, key)
-		e = &warmEntry{key: key, opts: opts, preamble: preamble, users: map[string]bool{}, building: true}
+		e = &warmEntry{key: key, opts: opts, preamble: preamble, users: map[string]bool{}, building: true, queued: true}
+		var ctx context.Context
+		ctx, e.cancel = context.WithCancel(w.ctx)
 		w.entries[key] = e
 		w.wg.Add(1)
-		go w.build(e)
+		go w.build(ctx, e)
 	}
 	e.users[uri] = true
 	e.lastUsed = time.Now()
 	w.evictLocked()
 }
 
-// build runs a session over the preamble with a checkpoint at its end and keeps the checkpoint.
-func (w *warmCache) build(e *warmEntry) {
+// build waits for a slot (or for ctx to end: the build was cancelled while queued), then runs a
+// session over the preamble with a checkpoint at its end and keeps the checkpoint.
+func (w *warmCache) build(ctx context.Context, e *warmEntry) {
 	defer w.wg.Done()
+	defer e.cancel()
+	acquired := false
+	select {
+	case w.slots <- struct{}{}:
+		acquired = true
+	case <-ctx.Done():
+	}
+	w.mu.Lock()
+	e.queued = false
+	if ctx.Err() != nil { // cancelled while queued (select may have taken a free slot all the same)
+		e.building = false
+		w.mu.Unlock()
+		if acquired {
+			<-w.slots
+		}
+		return
+	}
+	w.mu.Unlock()
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(w.ctx, warmBuildTimeout)
+	ctx, cancel := context.WithTimeout(ctx, warmBuildTimeout)
 	defer cancel()
 	cp, err := w.buildCheckpoint(ctx, e.opts, e.preamble)
+	<-w.slots
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	e.building = false
 	e.buildDur = time.Since(start)
+	if err != nil && w.entries[e.key] != e {
+		return // cancelled: no document wants it any more
+	}
 	if err != nil {
 		e.failed = err.Error()
 		w.logf("warm start: preamble of %s (%d bytes): %v", e.opts.Filename, len(e.preamble), err)
@@ -292,14 +327,22 @@ func (w *warmCache) evictLocked() {
 }
 
 // leaveLocked records that document uri no longer has the entry key. An entry whose build failed
-// goes with its last document (a built one stays, for others, until the budget drops it).
+// or is still queued goes with its last document, the queued build cancelled (a built one
+// stays, for others, until the budget drops it; one being built finishes).
 func (w *warmCache) leaveLocked(key, uri string) {
 	e := w.entries[key]
 	if e == nil {
 		return
 	}
 	delete(e.users, uri)
-	if len(e.users) == 0 && e.cp == nil && !e.building {
+	if len(e.users) > 0 || e.cp != nil {
+		return
+	}
+	switch {
+	case !e.building:
+		delete(w.entries, key)
+	case e.queued:
+		e.cancel()
 		delete(w.entries, key)
 	}
 }

@@ -13,6 +13,10 @@ import (
 // end, or block the open), a directory and anything else is refused with an error that says
 // what path is, before a byte is read.
 func readRegularFile(path string) ([]byte, error) {
+	// Stat first: a socket cannot be opened at all, and a device's open may have effects.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, notRegular(path, st.Mode())
+	}
 	// O_NONBLOCK: opening a FIFO with no writer must not block before it can be refused.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -23,14 +27,19 @@ func readRegularFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s); give a file's path", path, fileKind(st.Mode()))
+	if !st.Mode().IsRegular() { // it changed since the Stat above
+		return nil, notRegular(path, st.Mode())
 	}
 	b, err := io.ReadAll(f)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return b, nil
+}
+
+// notRegular is readRegularFile's error for a path that is not a regular file.
+func notRegular(path string, m fs.FileMode) error {
+	return fmt.Errorf("%s: not a regular file (%s); give a file's path", path, fileKind(m))
 }
 
 // fileKind names a file mode's type for readRegularFile's error.

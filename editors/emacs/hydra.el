@@ -91,6 +91,12 @@ nil means the server's default."
   "Most attempts one inline completion may make; nil = the server's default."
   :type '(choice (const :tag "Server default" nil) integer))
 
+(defcustom hydra-check-timeout nil
+  "Per-chunk time limit of the Clang checker, in seconds; 0 = no limit.
+nil = the server's default (120).  A chunk that takes longer fails
+with a timeout error."
+  :type '(choice (const :tag "Server default" nil) number))
+
 (defcustom hydra-fim nil
   "Fill-in-the-middle format in which the code after point goes to the model.
 nil chooses it from the model's name; \"off\" never sends that code;
@@ -162,6 +168,7 @@ failed.")
       (put :maxTokens hydra-max-tokens)
       (put :maxAttempts hydra-max-attempts)
       (put :inlineMaxAttempts hydra-inline-max-attempts)
+      (put :checkTimeout hydra-check-timeout)
       (put :fim hydra-fim)
       ;; This package reports a generation's end itself: no window/showMessage for it.
       (put :clientShowsSummary t)

@@ -15,6 +15,7 @@ export interface HydraSettings {
   clangFlags?: string[];
   fim?: string;
   inlineMaxAttempts?: number;
+  checkTimeout?: number;
   clangd?: boolean;
   clangdPath?: string;
 }
@@ -51,6 +52,11 @@ export function settingsFrom(c: ConfigReader): HydraSettings {
   num("maxAttempts");
   str("fim");
   num("inlineMaxAttempts");
+  // Seconds; 0 is meaningful (no limit), unset (null) leaves the server's default.
+  const timeout = c.get<unknown>("checkTimeout");
+  if (typeof timeout === "number" && Number.isFinite(timeout) && timeout >= 0) {
+    s.checkTimeout = timeout;
+  }
   // Only an explicit true turns clangd on; false is the default and leaves the server's.
   if (c.get<unknown>("clangd") === true) {
     s.clangd = true;

@@ -55,6 +55,10 @@ describe("settingsFrom", () => {
       want: { model: "m", maxTokens: 100, clangFlags: ["-O2"] },
     },
     { name: "negative numbers mean the default", values: { maxTokens: -5 }, want: {} },
+    { name: "checkTimeout 0 (no limit) is sent", values: { checkTimeout: 0 }, want: { checkTimeout: 0 } },
+    { name: "checkTimeout keeps fractions", values: { checkTimeout: 2.5 }, want: { checkTimeout: 2.5 } },
+    { name: "checkTimeout unset or negative is the server's default", values: { checkTimeout: null, maxTokens: 1 }, want: { maxTokens: 1 } },
+    { name: "a negative checkTimeout is left out", values: { checkTimeout: -1 }, want: {} },
   ];
   for (const c of cases) {
     it(c.name, () => assert.deepEqual(settingsFrom(reader(c.values)), c.want));
