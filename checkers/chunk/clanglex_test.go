@@ -92,6 +92,10 @@ func TestCutsFollowClangsLexer(t *testing.T) {
 			[]string{"#pragma clang arc_cf_code_audited begin\nint *p;\n#pragma clang arc_cf_code_audited end\n", "int b;\n"}},
 		{"a header name is not a comment", nil, "a.c",
 			[]string{"#include <a/*b.h>\n", "int b;\n"}},
+		{"a header name in __has_include is not a comment", nil, "a.c",
+			[]string{"#if __has_include(<a/*b.h>)\n#endif\n", "int b;\n"}},
+		{"an invalid raw-string delimiter runs to the next quote", nil, "a.cpp",
+			[]string{"const char *s = R\"abc\nint x = ;\n\";\n", "int y;\n"}},
 		{"a directive continued by a comment", nil, "a.c",
 			[]string{"#define A 1 /* x\n*/ + 2\n", "int b;\n"}},
 	}

@@ -11,7 +11,7 @@ const (
 	modeLineComment          // inside // … (ends at the next line end)
 	modeString               // inside "…" or '…' (ends at its quote or the next line end)
 	modeRawString            // inside R"delim( … )delim", or an invalid raw string up to a '"'
-	modeHeaderName           // inside <…> after #include and its kin (ends at '>' or the line end)
+	modeHeaderName           // inside <…> after #include, __has_include( and their kin (ends at '>' or the line end)
 )
 
 // dirState is where the lexer stands in a preprocessor directive.
@@ -57,6 +57,7 @@ type lexer struct {
 	lineStart bool   // no token yet on the current line
 	dir       dirState
 	pragma    []string // a #pragma's first identifiers (up to three)
+	hasIncl   int      // 1: after __has_include (or _next, or __has_embed); 2: after its '('
 	ifDepth   int      // open #if/#ifdef/#ifndef
 	depth     int      // brace depth outside directives, comments and literals
 	nonnull   bool     // inside #pragma clang assume_nonnull begin … end
@@ -174,6 +175,11 @@ func (lx *lexer) token(c byte, hold bool) {
 		in.hasCode = true
 	}
 	lx.lineStart = false
+	if lx.hasIncl == 1 && c == '(' {
+		lx.hasIncl = 2 // a '<' now opens a header name
+	} else {
+		lx.hasIncl = 0
+	}
 	if lx.dir == dirName {
 		lx.dir = dirBody // a directive whose name is not an identifier (# 1 "file", #)
 	}
@@ -183,6 +189,10 @@ func (lx *lexer) token(c byte, hold bool) {
 func (lx *lexer) ident(name string) {
 	d := lx.dir
 	lx.token(name[0], true)
+	switch name {
+	case "__has_include", "__has_include_next", "__has_embed":
+		lx.hasIncl = 1
+	}
 	switch {
 	case d == dirName:
 		switch name {
@@ -363,7 +373,7 @@ func (lx *lexer) code(s string, i, base int) int {
 			return k
 		}
 		lx.token(c, false)
-	case c == '<' && lx.dir == dirInclude:
+	case c == '<' && (lx.dir == dirInclude || lx.hasIncl == 2):
 		lx.token(c, false)
 		lx.mode = modeHeaderName
 	case c == '<' && !lx.opts.NoDigraphs:
