@@ -90,6 +90,8 @@ func TestCutsFollowClangsLexer(t *testing.T) {
 			[]string{"int a;\n", "#pragma clang assume_nonnull begin\nint *p;\n#pragma clang assume_nonnull end\n", "int b;\n"}},
 		{"arc_cf_code_audited begin … end", nil, "a.c",
 			[]string{"#pragma clang arc_cf_code_audited begin\nint *p;\n#pragma clang arc_cf_code_audited end\n", "int b;\n"}},
+		{"_Pragma assume_nonnull begin … end", nil, "a.c",
+			[]string{"_Pragma(\"clang assume_nonnull begin\")\nint *p;\n_Pragma(\"clang assume_nonnull end\")\n", "int b;\n"}},
 		{"a header name is not a comment", nil, "a.c",
 			[]string{"#include <a/*b.h>\n", "int b;\n"}},
 		{"a header name in __has_include is not a comment", nil, "a.c",

@@ -58,6 +58,7 @@ type lexer struct {
 	dir       dirState
 	pragma    []string // a #pragma's first identifiers (up to three)
 	hasIncl   int      // 1: after __has_include (or _next, or __has_embed); 2: after its '('
+	pragmaOp  int      // 1: after _Pragma; 2: after its '('
 	ifDepth   int      // open #if/#ifdef/#ifndef
 	depth     int      // brace depth outside directives, comments and literals
 	nonnull   bool     // inside #pragma clang assume_nonnull begin … end
@@ -175,6 +176,11 @@ func (lx *lexer) token(c byte, hold bool) {
 		in.hasCode = true
 	}
 	lx.lineStart = false
+	if lx.pragmaOp == 1 && c == '(' {
+		lx.pragmaOp = 2
+	} else {
+		lx.pragmaOp = 0
+	}
 	if lx.hasIncl == 1 && c == '(' {
 		lx.hasIncl = 2 // a '<' now opens a header name
 	} else {
@@ -192,6 +198,8 @@ func (lx *lexer) ident(name string) {
 	switch name {
 	case "__has_include", "__has_include_next", "__has_embed":
 		lx.hasIncl = 1
+	case "_Pragma":
+		lx.pragmaOp = 1
 	}
 	switch {
 	case d == dirName:
@@ -216,19 +224,44 @@ func (lx *lexer) ident(name string) {
 // endDirective ends a directive at a line end, applying a #pragma that must begin and end in
 // one file.
 func (lx *lexer) endDirective() {
-	if len(lx.pragma) == 4 && lx.pragma[1] == "clang" {
-		on := lx.pragma[3] == "begin"
-		if on || lx.pragma[3] == "end" {
-			switch lx.pragma[2] {
-			case "assume_nonnull":
-				lx.nonnull = on
-			case "arc_cf_code_audited":
-				lx.audited = on
-			}
-		}
-	}
+	lx.applyPragma(lx.pragma)
 	lx.pragma = lx.pragma[:0]
 	lx.dir = dirNone
+}
+
+// applyPragma applies a pragma ("pragma" and its first three words) that must begin and end in
+// one file.
+func (lx *lexer) applyPragma(words []string) {
+	if len(words) != 4 || words[1] != "clang" || (words[3] != "begin" && words[3] != "end") {
+		return
+	}
+	on := words[3] == "begin"
+	switch words[2] {
+	case "assume_nonnull":
+		lx.nonnull = on
+	case "arc_cf_code_audited":
+		lx.audited = on
+	}
+}
+
+// pragmaOperator applies _Pragma("…") whose string literal starts at s[i] (just after its
+// opening quote): the string is read up to its closing quote on the same line and destringized.
+func (lx *lexer) pragmaOperator(s string, i int) {
+	var b strings.Builder
+	for i < len(s) {
+		c, j := lx.char(s, i)
+		if c == '"' || isNewline(c) || (c == 0 && j == len(s)) {
+			break
+		}
+		if c == '\\' {
+			if c2, k := lx.char(s, j); c2 == '"' || c2 == '\\' {
+				c, j = c2, k
+			}
+		}
+		b.WriteByte(c)
+		i = j
+	}
+	lx.applyPragma(append([]string{"pragma"}, strings.Fields(b.String())...))
 }
 
 // newline handles a line end outside comments and raw strings.
@@ -349,6 +382,9 @@ func (lx *lexer) code(s string, i, base int) int {
 		}
 		lx.token('/', false)
 	case c == '"' || c == '\'':
+		if c == '"' && lx.pragmaOp == 2 && lx.dir == dirNone {
+			lx.pragmaOperator(s, j)
+		}
 		lx.token(c, false)
 		lx.mode, lx.quote = modeString, c
 	case isDigit(c) || c == '.':
