@@ -1,6 +1,9 @@
 package chunk
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // lexMode is where the lexer stands between two characters.
 type lexMode int
@@ -107,6 +110,18 @@ func trigraph(c byte) byte {
 		return '}'
 	case '-':
 		return '~'
+	}
+	return 0
+}
+
+// unicodeSpace returns the length of the UTF-8 white space character that s starts with (clang's
+// isUnicodeWhitespace: it lexes them as white space, with a warning), 0 if none.
+func unicodeSpace(s string) int {
+	r, n := utf8.DecodeRuneInString(s)
+	switch {
+	case r == 0x85, r == 0xA0, r == 0x1680, r == 0x180E, r >= 0x2000 && r <= 0x200A,
+		r == 0x2028, r == 0x2029, r == 0x202F, r == 0x205F, r == 0x3000:
+		return n
 	}
 	return 0
 }
@@ -365,7 +380,10 @@ func (lx *lexer) code(s string, i, base int) int {
 	switch {
 	case isNewline(c):
 		lx.newline()
-	case isHSpace(c) || c == 0 && j == len(s):
+	case isHSpace(c) || c == 0:
+		// White space; clang skips a NUL as white space too (with a warning).
+	case c >= 0x80 && unicodeSpace(s[i:]) > 0:
+		return i + unicodeSpace(s[i:])
 	case c == '/':
 		c2, k := lx.char(s, j)
 		switch {

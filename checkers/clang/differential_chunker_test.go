@@ -63,6 +63,9 @@ var chunkerCases = []diffCase{
 	{"assume_nonnull across lines", "t.c", nil, "#pragma clang assume_nonnull begin\nint *p;\n#pragma clang assume_nonnull end\nint y = ;\n"},
 	{"arc_cf_code_audited across lines", "t.c", nil, "#pragma clang arc_cf_code_audited begin\nint *p;\n#pragma clang arc_cf_code_audited end\nint y = ;\n"},
 	{"_Pragma assume_nonnull across lines", "t.c", nil, "_Pragma(\"clang assume_nonnull begin\")\nint *p;\n_Pragma(\"clang assume_nonnull end\")\nint y = ;\n"},
+	// White space clang skips before a '#'.
+	{"NUL before #if 0", "t.c", nil, "\x00#if 0\nint x = ;\n#endif\nint y = ;\n"},
+	{"NBSP and U+3000 before #if 0", "t.c", nil, "\u00a0#if 0\nint x = ;\n#endif\n\u3000#if 0\nint z = ;\n#endif\nint y = ;\n"},
 	// A header name is not a comment.
 	{"/* inside a header name", "t.c", nil, "#if __has_include(<a/*b.h>)\n#endif\nint y = ;\n"},
 }
