@@ -35,6 +35,9 @@ var chunkerCases = []diffCase{
 	{"no raw strings with --std=c11", "t.c", []string{"--std=c11"}, "int R = 1;\nint a = R\"(\";\nint b = ;\n"},
 	{"raw strings in gnu99", "t.c", []string{"-std=gnu99"}, "const char *s = R\"(\nint b = ;\n)\";\nint c = ;\n"},
 	{"raw strings with -fraw-string-literals", "t.c", []string{"-std=c11", "-fraw-string-literals"}, "const char *s = R\"(\nint b = ;\n)\";\nint c = ;\n"},
+	{"a splice does not end a raw string's delimiter", "t.cpp", nil, "const char *s = R\"(x)\\\n\";\nint a = ;\n)\";\nint y = ;\n"},
+	{"a trigraph is not replaced in a raw string", "t.cpp", []string{"-std=c++14"}, "const char *s = R\"(??)\";\nint y = ;\n"},
+	{"macro arguments over lines and an #if", "t.c", nil, "#define MAX(a,b) ((a)>(b)?(a):(b))\nint x = MAX(1,\n#if 1\n2\n#endif\n);\nint y = ;\n"},
 	// Directives in odd spellings.
 	{"/**/ #if 0", "t.c", nil, "/**/ #if 0\nint x = ;\n#endif\nint y = ;\n"},
 	{"#/**/if 0", "t.c", nil, "#/**/if 0\nint x = ;\n#endif\nint y = ;\n"},
@@ -45,6 +48,8 @@ var chunkerCases = []diffCase{
 	// A lone CR ends a line.
 	{"lone CR line ends", "t.c", nil, "#if 0\rint x = ;\r#endif\rint y;\nint z = ;\n"},
 	{"lone CR ends a // comment", "t.c", nil, "// c\rint a = ;\nint b;\n"},
+	{"a lone CR ends a string literal", "t.c", nil, "const char *s = \"ab\rint z = ;\nint y = ;\n"},
+	{"a lone CR before #if 0", "t.c", nil, "int a;\r#if 0\nint x = ;\n#endif\nint y = ;\n"},
 	// // comments: a comment in C89 unless a * follows.
 	{"//* in c89", "t.c", []string{"-std=c89"}, "int a = 4 //* x\n*/ 2;\nint b = ;\n"},
 	{"//* with -ansi", "t.c", []string{"-ansi"}, "int a = 4 //* x\n*/ 2;\nint b = ;\n"},
