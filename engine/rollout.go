@@ -368,9 +368,11 @@ func (s *search) stream(r *rollout, q *queue) error {
 			r.mu.Lock()
 			r.text.WriteString(s.req.Suffix)
 			r.mu.Unlock()
-			for _, c := range chunk.Split(s.req.Suffix, s.chunkOpts) {
-				q.push(item{text: c.Text, opts: checkers.SubmitOptions{Cat: c.Cat}})
-			}
+			// The final check: the session that checked the accepted text (resumed from the
+			// checkpoint nearest to it) goes on with the suffix, submitted in one piece. No
+			// verdict inside the suffix is needed line by line (progress there makes no
+			// node), so one chunk spares a round trip and an event per line of a long file.
+			q.push(item{text: s.req.Suffix, opts: checkers.SubmitOptions{Cat: lastCat(s.req.Suffix, s.chunkOpts)}})
 		}
 	}
 	if s.mode == PostHoc && s.req.Suffix != "" {
@@ -380,6 +382,15 @@ func (s *search) stream(r *rollout, q *queue) error {
 	}
 	q.push(item{eos: true})
 	return nil
+}
+
+// lastCat is the boundary category text ends on, as the chunker classifies its last line.
+func lastCat(text string, opts chunk.Options) string {
+	cs := chunk.Split(text, opts)
+	if len(cs) == 0 {
+		return checkers.BoundaryLine
+	}
+	return cs[len(cs)-1].Cat
 }
 
 // entropy is the entropy, in nats, of the distribution over the reported top alternatives
@@ -512,6 +523,10 @@ type cutter struct {
 	d0        int            // depth at the insertion point
 	deeper    bool           // depth went above d0 after the insertion point
 	exclusive bool           // the suffix closes the block itself: cut before the closing brace
+	// suffixPads: the suffix starts with blanks (its own indentation of the brace that closes
+	// the block, when the insertion point is at a line's start), so blanks before the generated
+	// closing brace are not kept: they would indent the suffix's brace twice.
+	suffixPads bool
 
 	g      strings.Builder // generated text fed so far
 	passed int             // bytes of g passed on
@@ -531,6 +546,7 @@ func newCutter(s *search, base string) *cutter {
 	c.depth.Write(s.req.Prefix)
 	c.d0 = s.prefixDepth
 	c.exclusive = s.suffixCloses
+	c.suffixPads = strings.HasPrefix(s.req.Suffix, " ") || strings.HasPrefix(s.req.Suffix, "\t")
 	// Lines generated before the start node count too (a rollback keeps them).
 	gen := base[min(len(s.req.Prefix), len(base)):]
 	for len(gen) > 0 {
@@ -590,6 +606,11 @@ func (c *cutter) feed(piece string) (string, bool) {
 					end = lineStart
 					if o := c.depth.ClosingBrace(c.d0); o >= 0 {
 						end = max(c.lined-(c.depth.Offset()-o), 0) // 0: the brace was before g
+					}
+					if c.suffixPads && end >= lineStart {
+						// "    }" generated at a line's start, before the suffix's own "    }":
+						// keep the line's code, not its blanks.
+						end = lineStart + len(strings.TrimRight(g[lineStart:end], " \t"))
 					}
 				}
 				break

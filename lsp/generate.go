@@ -13,6 +13,7 @@ import (
 
 	"github.com/hydra-lsp/hydra/checkers"
 	"github.com/hydra-lsp/hydra/checkers/chunk"
+	"github.com/hydra-lsp/hydra/checkers/clang/compiledb"
 	"github.com/hydra-lsp/hydra/engine"
 	"github.com/hydra-lsp/hydra/engine/model"
 )
@@ -56,7 +57,8 @@ type Summary struct {
 	// Message is the one-line summary also shown with window/showMessage.
 	Message string `json:"message"`
 	// WallMs is the generation's wall time; TimeToFirstCheckMs the time from its start to the
-	// first checked line (small when the preamble's checkpoint was warm).
+	// checker's first verdict on a generated line (engine.Stats.TimeToFirstCheck: the prefix's
+	// own lines are checked before it; small when the preamble's checkpoint was warm).
 	WallMs             int64 `json:"wallMs"`
 	TimeToFirstCheckMs int64 `json:"timeToFirstCheckMs"`
 	// Warm says whether a dormant checkpoint of the document's preamble was ready.
@@ -361,7 +363,13 @@ func (s *Server) sessionOptions(path, lang string) checkers.SessionOptions {
 		}
 	}
 	fs := s.flags.forFile(path, lang)
-	flags := append(append([]string(nil), fs.Flags...), s.cfg.get().ClangFlags...)
+	// The clangFlags setting may come from a workspace's settings file (.vscode/settings.json):
+	// it is sanitized like a database.
+	extra, dropped := compiledb.Sanitize(s.cfg.get().ClangFlags, "", "")
+	if msg := compiledb.Report("the clangFlags setting", dropped); msg != "" {
+		s.flags.tellOnce("clangFlags\x00"+strings.Join(s.cfg.get().ClangFlags, "\x00"), msg)
+	}
+	flags := append(append([]string(nil), fs.Flags...), extra...)
 	return checkers.SessionOptions{Flags: flags, Filename: filename, Root: s.rootFor(path)}
 }
 
@@ -684,7 +692,7 @@ func (s *Server) finish(g *generation, prog *progress, res *engine.Result, err e
 
 	var diags []Diagnostic
 	if !sum.OK && res != nil && text != "" && stopReason != reasonUserEdit {
-		diags = mapDiagnostics(text, s.enc, res, g, start, shown)
+		diags = mapDiagnostics(text, s.enc, res, g, start, shown, s.caps.TextDocument.PublishDiagnostics.RelatedInformation)
 	}
 	sum.Diagnostics = len(diags)
 	if text != "" {

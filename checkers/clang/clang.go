@@ -37,7 +37,8 @@ import (
 
 // DefaultTimeout is how long a session may stay silent while the driver waits for an answer
 // from it (its init, the verdict on a submitted chunk, or done after EOS) when Options.Timeout
-// is zero.
+// is zero. It is the one per-chunk time limit: hydra check --timeout, hydra generate --timeout
+// and the language server's checkTimeout setting replace it (0 there: no limit).
 const DefaultTimeout = 2 * time.Minute
 
 // DefaultSpin is how long a session's readers spin before they block when Options.Spin is
@@ -63,6 +64,10 @@ type Options struct {
 	// Stderr receives the shim processes' own standard error (Clang crash dumps, internal
 	// warnings). Nil discards it.
 	Stderr *os.File
+	// OnDroppedFlag, when set, is told each flag the checker left out of a session because
+	// Clang does not take it as GCC does (an unknown argument, a GCC-only warning option such as
+	// -Wlogical-op), with Clang's own reason; once per flag and Checker.
+	OnDroppedFlag func(flag, why string)
 	// Env is added to the shim processes' environment (KEY=VALUE), e.g. HYDRA_SHIM_NO_TRIM=1,
 	// which hydra bench checker uses to measure a lever side by side.
 	Env []string
@@ -91,8 +96,8 @@ type Checker struct {
 	env     []string
 	plain   bool
 	spin    time.Duration
-	ring    bool // give each session a shared-memory ring (!Options.SocketOnly)
-	timeout time.Duration
+	ring    bool         // give each session a shared-memory ring (!Options.SocketOnly)
+	timeout atomic.Int64 // per-answer limit in nanoseconds; <= 0: none (SetTimeout)
 	stderr  *os.File
 
 	// lifeline is the write end of the pipe every shim process polls; closing it (or dying)
@@ -101,9 +106,12 @@ type Checker struct {
 
 	nextID atomic.Int64
 
+	onDropped func(flag, why string)
+
 	// mu guards the fields below.
 	mu       sync.Mutex
 	closed   bool
+	told     map[string]bool // flags given to onDropped
 	sessions map[int64]*Session
 	cps      map[int64]*Checkpoint
 	byHash   map[[32]byte]*Checkpoint
@@ -130,24 +138,47 @@ func New(opts Options) (*Checker, error) {
 	if spin > 0 {
 		env = append(slices.Clip(env), "HYDRA_SHIM_SPIN_US="+strconv.FormatInt(spin.Microseconds(), 10))
 	}
-	return &Checker{
+	c := &Checker{
 		shim:      shim,
 		env:       env,
+		onDropped: opts.OnDroppedFlag,
+		told:      map[string]bool{},
 		plain:     opts.PlainJSON,
 		spin:      spin,
 		ring:      !opts.SocketOnly,
-		timeout:   timeout,
 		stderr:    opts.Stderr,
 		lifeline:  w,
 		lifelineR: r,
 		sessions:  map[int64]*Session{},
 		cps:       map[int64]*Checkpoint{},
 		byHash:    map[[32]byte]*Checkpoint{},
-	}, nil
+	}
+	c.timeout.Store(int64(timeout))
+	return c, nil
+}
+
+// SetTimeout replaces the per-answer time limit (Options.Timeout) for sessions started from now
+// on: zero or negative means no limit. The language server calls it when its checkTimeout
+// setting changes.
+func (c *Checker) SetTimeout(d time.Duration) { c.timeout.Store(int64(d)) }
+
+// sessionTimeout is the per-answer limit a session starting now runs under (0: none).
+func (c *Checker) sessionTimeout() time.Duration { return max(time.Duration(c.timeout.Load()), 0) }
+
+// TimeoutFlag converts a command line's --timeout (0: never) to Options.Timeout.
+func TimeoutFlag(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }
 
 // ShimPath returns the shim binary the Checker runs.
 func (c *Checker) ShimPath() string { return c.shim }
+
+// FindShim returns the shim binary a Checker with an empty Options.ShimPath runs, or an error
+// that names every place it looked.
+func FindShim() (string, error) { return findShim("") }
 
 // findShim resolves the shim binary as Options.ShimPath documents.
 func findShim(explicit string) (string, error) {
@@ -508,4 +539,25 @@ func (c *Checker) Close() error {
 		return fmt.Errorf("close clang checker: %w", err)
 	}
 	return nil
+}
+
+// droppedFlags passes the flags a shim's init event says it left out to OnDroppedFlag, each
+// once.
+func (c *Checker) droppedFlags(meta map[string]any) {
+	list, _ := meta["dropped_flags"].([]any)
+	if c.onDropped == nil || len(list) == 0 {
+		return
+	}
+	for _, x := range list {
+		m, _ := x.(map[string]any)
+		flag, _ := m["flag"].(string)
+		why, _ := m["why"].(string)
+		c.mu.Lock()
+		told := c.told[flag]
+		c.told[flag] = true
+		c.mu.Unlock()
+		if flag != "" && !told {
+			c.onDropped(flag, why)
+		}
+	}
 }
