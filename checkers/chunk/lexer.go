@@ -1,6 +1,9 @@
 package chunk
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // lexMode is where the lexer stands between two characters.
 type lexMode int
@@ -11,7 +14,7 @@ const (
 	modeLineComment          // inside // … (ends at the next line end)
 	modeString               // inside "…" or '…' (ends at its quote or the next line end)
 	modeRawString            // inside R"delim( … )delim", or an invalid raw string up to a '"'
-	modeHeaderName           // inside <…> after #include and its kin (ends at '>' or the line end)
+	modeHeaderName           // inside <…> after #include, __has_include( and their kin (ends at '>' or the line end)
 )
 
 // dirState is where the lexer stands in a preprocessor directive.
@@ -57,6 +60,8 @@ type lexer struct {
 	lineStart bool   // no token yet on the current line
 	dir       dirState
 	pragma    []string // a #pragma's first identifiers (up to three)
+	hasIncl   int      // 1: after __has_include (or _next, or __has_embed); 2: after its '('
+	pragmaOp  int      // 1: after _Pragma; 2: after its '('
 	ifDepth   int      // open #if/#ifdef/#ifndef
 	depth     int      // brace depth outside directives, comments and literals
 	nonnull   bool     // inside #pragma clang assume_nonnull begin … end
@@ -105,6 +110,18 @@ func trigraph(c byte) byte {
 		return '}'
 	case '-':
 		return '~'
+	}
+	return 0
+}
+
+// unicodeSpace returns the length of the UTF-8 white space character that s starts with (clang's
+// isUnicodeWhitespace: it lexes them as white space, with a warning), 0 if none.
+func unicodeSpace(s string) int {
+	r, n := utf8.DecodeRuneInString(s)
+	switch {
+	case r == 0x85, r == 0xA0, r == 0x1680, r == 0x180E, r >= 0x2000 && r <= 0x200A,
+		r == 0x2028, r == 0x2029, r == 0x202F, r == 0x205F, r == 0x3000:
+		return n
 	}
 	return 0
 }
@@ -174,6 +191,16 @@ func (lx *lexer) token(c byte, hold bool) {
 		in.hasCode = true
 	}
 	lx.lineStart = false
+	if lx.pragmaOp == 1 && c == '(' {
+		lx.pragmaOp = 2
+	} else {
+		lx.pragmaOp = 0
+	}
+	if lx.hasIncl == 1 && c == '(' {
+		lx.hasIncl = 2 // a '<' now opens a header name
+	} else {
+		lx.hasIncl = 0
+	}
 	if lx.dir == dirName {
 		lx.dir = dirBody // a directive whose name is not an identifier (# 1 "file", #)
 	}
@@ -183,6 +210,12 @@ func (lx *lexer) token(c byte, hold bool) {
 func (lx *lexer) ident(name string) {
 	d := lx.dir
 	lx.token(name[0], true)
+	switch name {
+	case "__has_include", "__has_include_next", "__has_embed":
+		lx.hasIncl = 1
+	case "_Pragma":
+		lx.pragmaOp = 1
+	}
 	switch {
 	case d == dirName:
 		switch name {
@@ -206,19 +239,44 @@ func (lx *lexer) ident(name string) {
 // endDirective ends a directive at a line end, applying a #pragma that must begin and end in
 // one file.
 func (lx *lexer) endDirective() {
-	if len(lx.pragma) == 4 && lx.pragma[1] == "clang" {
-		on := lx.pragma[3] == "begin"
-		if on || lx.pragma[3] == "end" {
-			switch lx.pragma[2] {
-			case "assume_nonnull":
-				lx.nonnull = on
-			case "arc_cf_code_audited":
-				lx.audited = on
-			}
-		}
-	}
+	lx.applyPragma(lx.pragma)
 	lx.pragma = lx.pragma[:0]
 	lx.dir = dirNone
+}
+
+// applyPragma applies a pragma ("pragma" and its first three words) that must begin and end in
+// one file.
+func (lx *lexer) applyPragma(words []string) {
+	if len(words) != 4 || words[1] != "clang" || (words[3] != "begin" && words[3] != "end") {
+		return
+	}
+	on := words[3] == "begin"
+	switch words[2] {
+	case "assume_nonnull":
+		lx.nonnull = on
+	case "arc_cf_code_audited":
+		lx.audited = on
+	}
+}
+
+// pragmaOperator applies _Pragma("…") whose string literal starts at s[i] (just after its
+// opening quote): the string is read up to its closing quote on the same line and destringized.
+func (lx *lexer) pragmaOperator(s string, i int) {
+	var b strings.Builder
+	for i < len(s) {
+		c, j := lx.char(s, i)
+		if c == '"' || isNewline(c) || (c == 0 && j == len(s)) {
+			break
+		}
+		if c == '\\' {
+			if c2, k := lx.char(s, j); c2 == '"' || c2 == '\\' {
+				c, j = c2, k
+			}
+		}
+		b.WriteByte(c)
+		i = j
+	}
+	lx.applyPragma(append([]string{"pragma"}, strings.Fields(b.String())...))
 }
 
 // newline handles a line end outside comments and raw strings.
@@ -322,7 +380,10 @@ func (lx *lexer) code(s string, i, base int) int {
 	switch {
 	case isNewline(c):
 		lx.newline()
-	case isHSpace(c) || c == 0 && j == len(s):
+	case isHSpace(c) || c == 0:
+		// White space; clang skips a NUL as white space too (with a warning).
+	case c >= 0x80 && unicodeSpace(s[i:]) > 0:
+		return i + unicodeSpace(s[i:])
 	case c == '/':
 		c2, k := lx.char(s, j)
 		switch {
@@ -339,6 +400,9 @@ func (lx *lexer) code(s string, i, base int) int {
 		}
 		lx.token('/', false)
 	case c == '"' || c == '\'':
+		if c == '"' && lx.pragmaOp == 2 && lx.dir == dirNone {
+			lx.pragmaOperator(s, j)
+		}
 		lx.token(c, false)
 		lx.mode, lx.quote = modeString, c
 	case isDigit(c) || c == '.':
@@ -363,7 +427,7 @@ func (lx *lexer) code(s string, i, base int) int {
 			return k
 		}
 		lx.token(c, false)
-	case c == '<' && lx.dir == dirInclude:
+	case c == '<' && (lx.dir == dirInclude || lx.hasIncl == 2):
 		lx.token(c, false)
 		lx.mode = modeHeaderName
 	case c == '<' && !lx.opts.NoDigraphs:
