@@ -11,6 +11,7 @@ import (
 
 	"github.com/hydra-lsp/hydra/checkers/mutate"
 	"github.com/hydra-lsp/hydra/checkers/wholefile"
+	"github.com/hydra-lsp/hydra/internal/textops"
 )
 
 // Distance classes of a fault: how far before the reported error its root lies, counted in
@@ -132,7 +133,7 @@ func (p *planner) plan(ctx context.Context, t Task, rng *rand.Rand, wantFault bo
 			}
 			return nil, fmt.Errorf("plan %s: %w", t.ID, err)
 		}
-		diff := commonPrefix(src, m.Text)
+		diff := textops.CommonPrefix(src, m.Text)
 		if seen[m.Text] || diff < g || m.RootOff < g {
 			continue // the same mutant again, or one that changes the prompt
 		}
@@ -230,7 +231,7 @@ func runClang(ctx context.Context, clang string, t Task, text string) (clangResu
 	}
 	d, ok := v.FirstIn(t.Filename())
 	if !ok {
-		return clangResult{}, fmt.Errorf("clang check: %s failed without an error in the file: %s", clang, firstLine(v.Output))
+		return clangResult{}, fmt.Errorf("clang check: %s failed without an error in the file: %s", clang, textops.FirstLine(v.Output))
 	}
 	return clangResult{off: offsetOf(text, d.Line, d.Col), line: d.Line, col: d.Col, diag: d.Msg}, nil
 }
@@ -246,22 +247,4 @@ func offsetOf(text string, line, col int) int {
 		off += nl + 1
 	}
 	return min(off+col-1, len(text))
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
-func commonPrefix(a, b string) int {
-	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
 }

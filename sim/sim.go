@@ -31,7 +31,6 @@ import (
 	"net/http"
 	"os/exec"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +38,8 @@ import (
 
 	"github.com/hydra-lsp/hydra/checkers/mutate"
 	"github.com/hydra-lsp/hydra/engine/model/openaiserver"
+	"github.com/hydra-lsp/hydra/internal/stats"
+	"github.com/hydra-lsp/hydra/internal/textops"
 	"github.com/tiktoken-go/tokenizer"
 )
 
@@ -344,10 +345,7 @@ func (s *Server) Plans() PlanSummary {
 			}
 		}
 	}
-	sort.Float64s(pos)
-	if n := len(pos); n > 0 {
-		sum.ErrPosMedian = (pos[(n-1)/2] + pos[n/2]) / 2
-	}
+	sum.ErrPosMedian = stats.Median(pos)
 	return sum
 }
 
@@ -563,7 +561,7 @@ func (s *Server) decide(ctx context.Context, prompt string) (decision, error) {
 	var best *Fault
 	n := -1
 	for _, v := range versions {
-		if k := commonPrefix(code, textOf(v)); k > n {
+		if k := textops.CommonPrefix(code, textOf(v)); k > n {
 			best, n = v, k
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/hydra-lsp/hydra/internal/stats"
 )
 
 // Interval is a paired comparison of two policies on the same tasks: the geometric mean of the
@@ -50,7 +52,7 @@ func PairedRatio(a, b []float64, seed uint64) Interval {
 		means[k] = s / float64(n)
 	}
 	sort.Float64s(means)
-	iv.Lo, iv.Hi = math.Exp(Percentile(means, 2.5)), math.Exp(Percentile(means, 97.5))
+	iv.Lo, iv.Hi = math.Exp(stats.Quantile(means, 0.025)), math.Exp(stats.Quantile(means, 0.975))
 	return iv
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/hydra-lsp/hydra/internal/stats"
 )
 
 // Run is the outcome of one policy on one task.
@@ -128,9 +130,9 @@ func Summarize(runs []Run) Metrics {
 		cached += float64(r.CachedPromptTokens)
 	}
 	n := float64(len(runs))
-	m.LatencyMean, m.LatencyP50, m.LatencyP75 = mean(lat), Percentile(lat, 50), Percentile(lat, 75)
-	m.TokensMean, m.TokensP50, m.TokensP75 = mean(tok), Percentile(tok, 50), Percentile(tok, 75)
-	m.CheckerLagP50, m.CheckerLagP95 = Percentile(lag, 50), Percentile(lag, 95)
+	m.LatencyMean, m.LatencyP50, m.LatencyP75 = mean(lat), stats.Quantile(lat, 0.50), stats.Quantile(lat, 0.75)
+	m.TokensMean, m.TokensP50, m.TokensP75 = mean(tok), stats.Quantile(tok, 0.50), stats.Quantile(tok, 0.75)
+	m.CheckerLagP50, m.CheckerLagP95 = stats.Quantile(lag, 0.50), stats.Quantile(lag, 0.95)
 	m.StaticCorrect = static / n
 	if m.FunctionalTasks > 0 {
 		m.FunctionalCorrect = fn / float64(m.FunctionalTasks)
@@ -144,20 +146,6 @@ func Summarize(runs []Run) Metrics {
 		m.PromptCacheHit = cached / prompt
 	}
 	return m
-}
-
-// Percentile is the p-th percentile of xs with linear interpolation between order statistics
-// (NumPy's default); 0 for no values.
-func Percentile(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	pos := p / 100 * float64(len(s)-1)
-	lo := int(math.Floor(pos))
-	hi := int(math.Ceil(pos))
-	return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
 }
 
 func mean(xs []float64) float64 {
