@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hydra-lsp/hydra/checkers"
+	"github.com/hydra-lsp/hydra/internal/textops"
 )
 
 // tree is the search tree of one search (docs/engine.md). It is owned by the search's manager
@@ -44,13 +45,9 @@ func newTree(prefix string, maxCheckpoints int) *tree {
 	return t
 }
 
-// lineOf returns the 1-based line of byte off in text.
-func lineOf(text string, off int) int {
-	if off > len(text) {
-		off = len(text)
-	}
-	return strings.Count(text[:off], "\n") + 1
-}
+// lineOf is the 1-based line of byte off in text (textops.LineOf, named short for the engine's
+// many uses).
+func lineOf(text string, off int) int { return textops.LineOf(text, off) }
 
 // add hangs a new node below parent and returns it.
 func (t *tree) add(parent *Node, n *Node) *Node {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/hydra-lsp/hydra/internal/textops"
 )
 
 // This file is the edit arithmetic of the server, as pure functions over strings and byte
@@ -144,23 +146,10 @@ func applyChange(text string, c TextDocumentContentChangeEvent, enc posEncoding)
 // and the new text are dropped (on rune boundaries).
 func (c change) trim(old string) change {
 	del := old[c.Start:c.End]
-	p := commonPrefix(del, c.Text)
+	p := textops.CommonPrefix(del, c.Text)
 	del, ins := del[p:], c.Text[p:]
 	q := commonSuffix(del, ins)
 	return change{Start: c.Start + p, End: c.End - q, Text: ins[:len(ins)-q]}
-}
-
-// commonPrefix is the length of the longest common prefix of a and b, on a rune boundary.
-func commonPrefix(a, b string) int {
-	n := min(len(a), len(b))
-	i := 0
-	for i < n && a[i] == b[i] {
-		i++
-	}
-	for i > 0 && ((i < len(a) && !utf8.RuneStart(a[i])) || (i < len(b) && !utf8.RuneStart(b[i]))) {
-		i--
-	}
-	return i
 }
 
 // commonSuffix is the length of the longest common suffix of a and b, on a rune boundary.
@@ -231,7 +220,7 @@ type transition struct {
 
 // diffTail computes the transition from shown to target.
 func diffTail(shown, target string) transition {
-	k := commonPrefix(shown, target)
+	k := textops.CommonPrefix(shown, target)
 	return transition{Keep: k, Del: shown[k:], Ins: target[k:]}
 }
 

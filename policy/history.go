@@ -2,9 +2,9 @@ package policy
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/hydra-lsp/hydra/engine"
+	"github.com/hydra-lsp/hydra/internal/textops"
 )
 
 // episode is what the error history says about the error being handled: the chain of
@@ -124,17 +124,6 @@ func latestBefore(cands []*engine.Node, off int) *engine.Node {
 	return latestAtOrBefore(cands, off-1)
 }
 
-// lineOf is the 1-based line of byte off in text.
-func lineOf(text string, off int) int {
-	if off > len(text) {
-		off = len(text)
-	}
-	if off < 0 {
-		off = 0
-	}
-	return strings.Count(text[:off], "\n") + 1
-}
-
 // feedback is the repair hint a spawn carries: the compiler's own message and where it was.
 // The engine writes it as a code comment at the end of the prompt.
 func feedback(e *engine.Node) string {
@@ -143,7 +132,7 @@ func feedback(e *engine.Node) string {
 	}
 	line := e.Line
 	if line == 0 {
-		line = lineOf(e.Text, e.Off)
+		line = textops.LineOf(e.Text, e.Off)
 	}
 	return fmt.Sprintf("line %d: error: %s", line, e.Diag)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hydra-lsp/hydra/engine"
+	"github.com/hydra-lsp/hydra/internal/textops"
 )
 
 func mustPolicy(t *testing.T, name string, opts ...Option) engine.Policy {
@@ -24,7 +25,7 @@ func one(t *testing.T, acts []engine.Action) int {
 	if len(from) != 1 || len(acts) != 1 {
 		t.Fatalf("want one spawn, got %#v", acts)
 	}
-	return lineOf(from[0].Text+"x", from[0].Off)
+	return textops.LineOf(from[0].Text+"x", from[0].Off)
 }
 
 func TestByNameKnowsEveryPolicyAndItsMode(t *testing.T) {
@@ -385,7 +386,7 @@ func TestParallelExploresSeveralPointsAndKeepsTheFirstThatPasses(t *testing.T) {
 	acts := p.OnNode(e, tr.state(e, 100))
 	var lines []int
 	for _, n := range spawned(acts) {
-		lines = append(lines, lineOf(tr.text, n.Off))
+		lines = append(lines, textops.LineOf(tr.text, n.Off))
 	}
 	if len(lines) != 3 || lines[0] != 15 || lines[2] != 1 || lines[1] <= 1 || lines[1] >= 15 {
 		t.Fatalf("parallel spawned from lines %v, want nearest, middle, root", lines)
@@ -422,7 +423,7 @@ func TestParallelStartsANewGroupBeforeTheFailedOnes(t *testing.T) {
 	}
 	for _, n := range from {
 		if n.Off >= lineStart(8) {
-			t.Errorf("new group explores line %d, not before the failed line 8", lineOf(tr.text, n.Off))
+			t.Errorf("new group explores line %d, not before the failed line 8", textops.LineOf(tr.text, n.Off))
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/hydra-lsp/hydra/checkers"
 	"github.com/hydra-lsp/hydra/checkers/chunk"
 	"github.com/hydra-lsp/hydra/engine"
+	"github.com/hydra-lsp/hydra/internal/textops"
 )
 
 // LocalFirst is local-first escalation, the paper's walkthrough: repair first from just before
@@ -77,10 +78,10 @@ func (p *Fixed) OnNode(n *engine.Node, s *engine.State) []engine.Action {
 	return repair(n, s, p.opts, func(cands []*engine.Node) *engine.Node {
 		ep := history(s, n, p.opts.SameErrorBytes)
 		ref := ep.minFailed(n.Off)
-		target := lineOf(n.Text, ref) - p.opts.Lines
+		target := textops.LineOf(n.Text, ref) - p.opts.Lines
 		best := cands[0]
 		for _, c := range cands {
-			if c.Off <= ref && lineOf(n.Text, c.Off) <= target && (len(ep.failed) == 0 || c.Off < ref) {
+			if c.Off <= ref && textops.LineOf(n.Text, c.Off) <= target && (len(ep.failed) == 0 || c.Off < ref) {
 				best = c
 			}
 		}

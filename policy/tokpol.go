@@ -1,6 +1,9 @@
 package policy
 
-import "github.com/hydra-lsp/hydra/engine"
+import (
+	"github.com/hydra-lsp/hydra/engine"
+	"github.com/hydra-lsp/hydra/internal/textops"
+)
 
 // TokPol is Hydra's token-minimising policy: it keeps a Bayesian belief over where the root
 // cause of the current error lies among the rollback candidates, updates it after each failed
@@ -127,7 +130,7 @@ func (p *TokPol) finished(n *engine.Node, s *engine.State) (Episode, bool) {
 		return Episode{}, false
 	}
 	return Episode{Err: ep.target.Off, Failed: ep.failed, Success: r.Start.Off, Scope: scopeOf(ep.target, cands),
-		Changed: min(commonPrefix(ep.target.Text, n.Text), ep.target.Off), Cands: offsets(cands)}, true
+		Changed: min(textops.CommonPrefix(ep.target.Text, n.Text), ep.target.Off), Cands: offsets(cands)}, true
 }
 
 // unfinished reports the episode that node n ends without a repair getting past it: n is a
@@ -249,17 +252,6 @@ func overshoot(r *engine.RolloutView, off int) int {
 	for _, t := range r.Tokens {
 		if t.Off >= off {
 			n++
-		}
-	}
-	return n
-}
-
-// commonPrefix is the length of the longest common prefix of a and b.
-func commonPrefix(a, b string) int {
-	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
-			return i
 		}
 	}
 	return n

@@ -70,9 +70,18 @@ func (p *planner) value(counts []int, exact bool) float64 {
 	return v
 }
 
+// The gap docs/POLICIES.md states for TokPol's myopic re-planning over the exact plan, per q:
+// at most maxMeanGap on average and maxWorstGap at worst over the test's random beliefs.
+const (
+	maxMeanGap  = 0.005
+	maxWorstGap = 0.05
+)
+
 // TestMyopicPlanAgainstExact measures what TokPol's myopic re-planning costs against the exact
-// optimum of the same model for q < 1 (docs/POLICIES.md quotes the logged figures). The exact
-// plan is never worse (a check of both), and for q = 1 they agree: the recursion is exact there.
+// optimum of the same model (docs/POLICIES.md quotes the logged figures) and fails when the gap
+// exceeds what the docs state (maxMeanGap, maxWorstGap), or when the two differ for q = 1, where
+// the recursion is exact. (That the exact plan is never worse holds by construction: it is the
+// minimum over every first choice, the myopic plan's included.)
 func TestMyopicPlanAgainstExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 14))
 	for _, q := range []float64{1, 0.9, 0.7, 0.5, 0.3} {
@@ -92,9 +101,6 @@ func TestMyopicPlanAgainstExact(t *testing.T) {
 			}
 			p := &planner{w: w, t: tk, q: q, depth: 8, memo: map[string]float64{}}
 			ex, my := p.value(make([]int, m), true), p.value(make([]int, m), false)
-			if ex > my+1e-9 {
-				t.Fatalf("q=%v: exact %v above myopic %v", q, ex, my)
-			}
 			gap := my/ex - 1
 			if q == 1 && gap > 1e-9 {
 				t.Errorf("q=1: myopic %v, exact %v: the recursion should be exact", my, ex)
@@ -105,5 +111,9 @@ func TestMyopicPlanAgainstExact(t *testing.T) {
 		}
 		t.Logf("q=%.1f: myopic re-planning costs %.2f%% more than the exact plan on average, %.2f%% at worst (%d random beliefs, 3-6 candidates, 8 repairs deep)",
 			q, 100*sumGap/float64(n), 100*worst, n)
+		if mean := sumGap / float64(n); mean > maxMeanGap || worst > maxWorstGap {
+			t.Errorf("q=%.1f: myopic plan %.2f%% above the exact one on average, %.2f%% at worst; docs/POLICIES.md states at most %.1f%% and %.0f%%",
+				q, 100*mean, 100*worst, 100*maxMeanGap, 100*maxWorstGap)
+		}
 	}
 }

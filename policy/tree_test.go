@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hydra-lsp/hydra/engine"
+	"github.com/hydra-lsp/hydra/internal/textops"
 )
 
 // tree builds search trees by hand for the policy tests. All rollouts write the same program:
@@ -82,7 +83,7 @@ func (t *tree) spawn(id int, from *engine.Node) {
 // to and including toLine, and returns the last one.
 func (t *tree) progress(from *engine.Node, id, toLine int) *engine.Node {
 	n := from
-	for l := lineOf(t.text, from.Off) + 1; l <= toLine; l++ {
+	for l := textops.LineOf(t.text, from.Off) + 1; l <= toLine; l++ {
 		cat := "stmt"
 		if t.declAfter[l-1] {
 			cat = "decl"

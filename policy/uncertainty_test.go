@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hydra-lsp/hydra/engine"
+	"github.com/hydra-lsp/hydra/internal/textops"
 	"github.com/hydra-lsp/hydra/sim"
 )
 
@@ -32,13 +33,13 @@ func rootHits(t *testing.T, auc float64, trials int, seed uint64) (hits int, cha
 			toks[i] = engine.TokenInfo{Off: 5 * i, Text: tr.text[5*i : 5*i+5], Logprob: -s, Entropy: h}
 		}
 		tr.rollout(1).Tokens = toks
-		rootLine := lineOf(tr.text, 5*root)
+		rootLine := textops.LineOf(tr.text, 5*root)
 		if one(t, p.OnNode(e, tr.state(e, 100))) == rootLine {
 			hits++
 		}
 		perLine := 0
 		for i := range n {
-			if lineOf(tr.text, 5*i) == rootLine {
+			if textops.LineOf(tr.text, 5*i) == rootLine {
 				perLine++
 			}
 		}

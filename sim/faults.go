@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/hydra-lsp/hydra/checkers/mutate"
 	"github.com/hydra-lsp/hydra/checkers/wholefile"
+	"github.com/hydra-lsp/hydra/internal/textops"
 )
 
 // Distance classes of a fault: how far before the reported error its root lies, counted in
@@ -47,6 +49,67 @@ type Fault struct {
 	Gen int `json:"gen_start"`
 	// ErrPos is the first error's position in the generated text, normalised by its length.
 	ErrPos float64 `json:"err_pos"`
+	// Hint is what clang's first diagnostic gives a local repair (see DiagHint).
+	Hint string `json:"hint"`
+	// Workaround, when not nil, is a local repair that keeps the root: Text up to the error's
+	// line, then the rest rewritten as the diagnostic suggests (every later use of the
+	// identifier clang did not know replaced by the one it meant). The real clang checked that
+	// it compiles. Only faults whose root lies before the error's line have one.
+	Workaround *Fault `json:"-"`
+	// IsWorkaround marks a Workaround: a correct program that keeps another fault's root.
+	IsWorkaround bool `json:"-"`
+}
+
+// What a diagnostic gives a local repair (Fault.Hint).
+const (
+	// HintSuggestion: clang names the fix ("did you mean 'x'?", or a fix-it such as "add ';'").
+	HintSuggestion = "suggestion"
+	// HintType: a type mismatch (the types are named, the fix is not).
+	HintType = "type_mismatch"
+	// HintNone: the diagnostic names neither a fix nor the types involved.
+	HintNone = "none"
+)
+
+var (
+	didYouMean  = regexp.MustCompile(`'([A-Za-z_][A-Za-z0-9_]*)'.*; did you mean (?:'[^']*::)?'?([A-Za-z_][A-Za-z0-9_]*)'`)
+	typeWords   = regexp.MustCompile(`cannot initialize|cannot convert|no viable conversion|incompatible|invalid operands|assigning to '|no matching (?:function|constructor)`)
+	fixItPhrase = regexp.MustCompile(`expected '[^']+'|did you mean`)
+)
+
+// DiagHint says what clang's diagnostic msg gives a local repair: HintSuggestion, HintType or
+// HintNone.
+func DiagHint(msg string) string {
+	switch {
+	case fixItPhrase.MatchString(msg):
+		return HintSuggestion
+	case typeWords.MatchString(msg):
+		return HintType
+	}
+	return HintNone
+}
+
+// workaround builds f's local repair when clang's diagnostic suggests one ("use of undeclared
+// identifier 'a'; did you mean 'b'?"): from the error's line on, every whole-word a becomes b.
+// It returns nil when the diagnostic suggests nothing, the root is on the error's line, or the
+// rewritten program does not compile.
+func (p *planner) workaround(ctx context.Context, t Task, f *Fault) (*Fault, error) {
+	m := didYouMean.FindStringSubmatch(f.Diag)
+	if m == nil || f.RootLine >= f.ErrLine {
+		return nil, nil
+	}
+	lineStart := strings.LastIndexByte(f.Text[:f.ErrOff], '\n') + 1
+	word := regexp.MustCompile(`\b` + regexp.QuoteMeta(m[1]) + `\b`)
+	text := f.Text[:lineStart] + word.ReplaceAllString(f.Text[lineStart:], m[2])
+	if text == f.Text {
+		return nil, nil
+	}
+	res, err := runClang(ctx, p.clang, t, text)
+	if err != nil || !res.ok {
+		return nil, err
+	}
+	return &Fault{Op: f.Op, Desc: fmt.Sprintf("%s; kept, and later uses of '%s' written as '%s'", f.Desc, m[1], m[2]),
+		Text: text, Diff: f.Diff, RootOff: f.RootOff, RootLine: f.RootLine, ErrOff: f.ErrOff, ErrLine: f.ErrLine,
+		Gen: f.Gen, Class: f.Class, IsWorkaround: true}, nil
 }
 
 // Plan is what the simulated model does on a task: whether its first attempt has a fault, and
@@ -132,7 +195,7 @@ func (p *planner) plan(ctx context.Context, t Task, rng *rand.Rand, wantFault bo
 			}
 			return nil, fmt.Errorf("plan %s: %w", t.ID, err)
 		}
-		diff := commonPrefix(src, m.Text)
+		diff := textops.CommonPrefix(src, m.Text)
 		if seen[m.Text] || diff < g || m.RootOff < g {
 			continue // the same mutant again, or one that changes the prompt
 		}
@@ -149,6 +212,10 @@ func (p *planner) plan(ctx context.Context, t Task, rng *rand.Rand, wantFault bo
 			RootLine: m.RootLine, ErrOff: res.off, ErrLine: res.line, Diag: res.diag, Gen: g}
 		f.Class = classify(m.Text, g, f)
 		f.ErrPos = float64(f.ErrOff-g) / float64(max(len(m.Text)-g, 1))
+		f.Hint = DiagHint(f.Diag)
+		if f.Workaround, err = p.workaround(ctx, t, f); err != nil {
+			return nil, fmt.Errorf("plan %s: %w", t.ID, err)
+		}
 		found = append(found, f)
 		if f.Class == class {
 			match = append(match, f)
@@ -230,7 +297,7 @@ func runClang(ctx context.Context, clang string, t Task, text string) (clangResu
 	}
 	d, ok := v.FirstIn(t.Filename())
 	if !ok {
-		return clangResult{}, fmt.Errorf("clang check: %s failed without an error in the file: %s", clang, firstLine(v.Output))
+		return clangResult{}, fmt.Errorf("clang check: %s failed without an error in the file: %s", clang, textops.FirstLine(v.Output))
 	}
 	return clangResult{off: offsetOf(text, d.Line, d.Col), line: d.Line, col: d.Col, diag: d.Msg}, nil
 }
@@ -246,22 +313,4 @@ func offsetOf(text string, line, col int) int {
 		off += nl + 1
 	}
 	return min(off+col-1, len(text))
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
-func commonPrefix(a, b string) int {
-	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
 }

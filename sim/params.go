@@ -15,6 +15,7 @@ var paramFields = map[string]func(*Options) *float64{
 	"local":       func(o *Options) *float64 { return &o.LocalFrac },
 	"far":         func(o *Options) *float64 { return &o.FarFrac },
 	"fix":         func(o *Options) *float64 { return &o.FixProb },
+	"local-fix":   func(o *Options) *float64 { return &o.LocalFix },
 	"sticky":      func(o *Options) *float64 { return &o.Stickiness },
 	"logprob-auc": func(o *Options) *float64 { return &o.LogprobAUC },
 	"new-fault":   func(o *Options) *float64 { return &o.NewFaultRate },

@@ -31,7 +31,6 @@ import (
 	"net/http"
 	"os/exec"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +38,8 @@ import (
 
 	"github.com/hydra-lsp/hydra/checkers/mutate"
 	"github.com/hydra-lsp/hydra/engine/model/openaiserver"
+	"github.com/hydra-lsp/hydra/internal/stats"
+	"github.com/hydra-lsp/hydra/internal/textops"
 	"github.com/tiktoken-go/tokenizer"
 )
 
@@ -83,11 +84,21 @@ type Options struct {
 	// LocalFrac and FarFrac split the faults by root-cause distance, measured in source lines
 	// (the simulator's own measure, see classify): LocalFrac with the root on the error's line,
 	// FarFrac with the root in the first half of the generated lines before the error's line,
-	// the rest between. Default: the middle of the paper's Fig. 2 ranges (20–40%, 30–40%).
+	// the rest between. Default 0.40 and 0.30: the paper's Fig. 2 measures 20–40% of real
+	// errors repairable locally and 30–40% needing a rollback past half-way; the default takes
+	// the corner of those ranges least kind to rollback, not the middle (0.30, 0.35), which is
+	// TokPol's prior (policy.DefaultPrior), so the default world is not the one TokPol assumes.
 	LocalFrac, FarFrac float64
 	// FixProb is the chance that the first retry which regenerates a fault's root does not
 	// repeat it. Default 0.5, a stated middle value (no published figure).
 	FixProb float64
+	// LocalFix is the chance that a retry which keeps a fault's root (it lies in the accepted
+	// prefix) but regenerates the error's line repairs it there, when clang's diagnostic
+	// suggests the fix ("did you mean", a fix-it); a type mismatch halves it and a diagnostic
+	// that gives neither makes it 0 (see localFixProb). Default 0.5: DeepDelta (Mesbah et al.,
+	// ESEC/FSE 2019) made the correct repair for 50% of the missing-symbol and
+	// mismatched-signature build errors it was given, from the diagnostic and the code around it.
+	LocalFix float64
 	// Stickiness is how much a repeated mistake sticks: once the model has repeated a fault, the
 	// chance that a later regeneration of its root fixes it is FixProb × (1 − Stickiness)
 	// (a model that made a mistake twice tends to make it again). Default 0.2, a stated value.
@@ -128,9 +139,10 @@ func DefaultOptions() Options {
 		Profile:      Profiles["gpt-oss-120b"],
 		TimeScale:    1,
 		ErrorRate:    0.17,
-		LocalFrac:    0.30,
-		FarFrac:      0.35,
+		LocalFrac:    0.40,
+		FarFrac:      0.30,
 		FixProb:      0.5,
+		LocalFix:     0.5,
 		Stickiness:   0.2,
 		NewFaultRate: 0.17,
 		Ops:          append([]mutate.Op(nil), mutate.Ops...),
@@ -160,6 +172,7 @@ type Assumptions struct {
 	MidFrac        float64  `json:"mid_frac"`
 	FarFrac        float64  `json:"far_frac"`
 	FixProb        float64  `json:"fix_prob"`
+	LocalFix       float64  `json:"local_fix"`
 	Stickiness     float64  `json:"stickiness"`
 	NewFaultRate   float64  `json:"new_fault_rate"`
 	LogprobAUC     float64  `json:"logprob_auc"`
@@ -227,7 +240,7 @@ func NewServer(opts Options) (*Server, error) {
 		return nil, errors.New("simulated model: no tasks")
 	}
 	for name, v := range map[string]float64{"error rate": opts.ErrorRate, "local fraction": opts.LocalFrac,
-		"far fraction": opts.FarFrac, "fix probability": opts.FixProb, "new fault rate": opts.NewFaultRate,
+		"far fraction": opts.FarFrac, "fix probability": opts.FixProb, "local fix": opts.LocalFix, "new fault rate": opts.NewFaultRate,
 		"stickiness": opts.Stickiness, "logprob AUC": opts.LogprobAUC} {
 		if v < 0 || v > 1 || math.IsNaN(v) {
 			return nil, fmt.Errorf("simulated model: %s %v is not in [0, 1]", name, v)
@@ -344,10 +357,7 @@ func (s *Server) Plans() PlanSummary {
 			}
 		}
 	}
-	sort.Float64s(pos)
-	if n := len(pos); n > 0 {
-		sum.ErrPosMedian = (pos[(n-1)/2] + pos[n/2]) / 2
-	}
+	sum.ErrPosMedian = stats.Median(pos)
 	return sum
 }
 
@@ -373,6 +383,7 @@ func (s *Server) Assumptions() Assumptions {
 		MidFrac:        1 - o.LocalFrac - o.FarFrac,
 		FarFrac:        o.FarFrac,
 		FixProb:        o.FixProb,
+		LocalFix:       o.LocalFix,
 		Stickiness:     o.Stickiness,
 		NewFaultRate:   o.NewFaultRate,
 		LogprobAUC:     o.LogprobAUC,
@@ -386,7 +397,7 @@ func (s *Server) Assumptions() Assumptions {
 			"the first attempt of a task has a static error with probability error_rate; faults come from checkers/mutate and are checked with real clang (they fail to compile; the root lies on or before the reported error's line)",
 			"distance classes in source lines (not a policy's byte measure): local = root on the error's line; far = root line in the first half of the generated lines before the error's line; mid = between; the class is drawn per task and the nearest class found is used",
 			"first-error position: among the checked faults of the drawn class, the one whose first error's position in the generated text (normalised by its length) is nearest a target drawn from the triangular distribution on [0, 1] (median 0.5, the median first-error position of real C++ completions, MultiPL-E HumanEval)",
-			"a fault whose root lies in the accepted prefix persists; a retry that regenerates the root fixes it with probability fix_prob, or fix_prob x (1 - stickiness) once the model has repeated that fault, else repeats it",
+			"a fault whose root lies in the accepted prefix persists, unless a retry that regenerates the error's line repairs it there: with probability local_fix when clang's diagnostic suggests the fix (did you mean, a fix-it), local_fix/2 for a type mismatch, 0 otherwise, and only where the simulator can write that repair and clang accepts it (today: the did-you-mean rename of later uses); a retry that regenerates the root fixes it with probability fix_prob, or fix_prob x (1 - stickiness) once the model has repeated that fault, else repeats it",
 			"a retry makes a new fault with probability new_fault_rate times the share of the solution it regenerates, drawn from the other checked faults planned for the task (only tasks planned with a first fault have them)",
 			"a request whose prompt was seen before counts as a resample (a retry), so repeated identical requests differ",
 			"common random numbers: a retry's draws (fix or repeat, new fault) come from a stream per task and fault, the k-th retry that regenerates a fault's root taking the k-th draws whatever its prompt, so every policy meets the same luck on its k-th regeneration of the same mistake (the outcome distribution is unchanged; paired comparisons see the policies' choices, not their draws)",
@@ -546,6 +557,11 @@ func (s *Server) decide(ctx context.Context, prompt string) (decision, error) {
 	if plan.First != nil {
 		versions = append(versions, plan.First)
 	}
+	for _, v := range versions[1:] {
+		if v.Workaround != nil {
+			versions = append(versions, v.Workaround)
+		}
+	}
 	textOf := func(f *Fault) string {
 		if f == nil {
 			return t.Solution
@@ -563,7 +579,7 @@ func (s *Server) decide(ctx context.Context, prompt string) (decision, error) {
 	var best *Fault
 	n := -1
 	for _, v := range versions {
-		if k := commonPrefix(code, textOf(v)); k > n {
+		if k := textops.CommonPrefix(code, textOf(v)); k > n {
 			best, n = v, k
 		}
 	}
@@ -584,8 +600,18 @@ func (s *Server) decide(ctx context.Context, prompt string) (decision, error) {
 	var f *Fault
 	outcome := "clean"
 	switch {
+	case best != nil && best.IsWorkaround:
+		f, outcome = best, "clean" // goes on with a local repair made before; it compiles
 	case best != nil && best.Diff < accepted:
 		f, outcome = best, "persist"
+		// A retry that keeps the root may repair the fault on the error's line, as the
+		// diagnostic suggests. It draws from its own common-random-number stream.
+		lineStart := strings.LastIndexByte(best.Text[:best.ErrOff], '\n') + 1
+		if retry && best.Workaround != nil && accepted <= lineStart {
+			if s.retryDraws(t.ID, st, best, "local").Float64() < localFixProb(s.opts.LocalFix, best.Hint) {
+				f, outcome = best.Workaround, "local_fix"
+			}
+		}
 	case !retry:
 		if plan.First != nil && plan.First.Diff >= accepted {
 			f, outcome = plan.First, "first_fault"
@@ -603,7 +629,7 @@ func (s *Server) decide(ctx context.Context, prompt string) (decision, error) {
 		// own simulator, see Fresh) meets the same luck on its k-th regeneration of the same
 		// mistake. The distribution of outcomes is unchanged; only the pairing between policies
 		// is, so paired ratios measure the policies' choices rather than their draws.
-		rng := s.retryDraws(t.ID, st, prev)
+		rng := s.retryDraws(t.ID, st, prev, "")
 		fix := s.opts.FixProb
 		if st.repeats[prev] > 0 {
 			fix *= 1 - s.opts.Stickiness // a mistake the model repeated once is likelier to come again
@@ -631,7 +657,9 @@ func (s *Server) decide(ctx context.Context, prompt string) (decision, error) {
 	}
 	s.stats.Outcomes[outcome]++
 	d := decision{task: t, text: textOf(f)[n:], fault: f, rootAt: -1, outcome: outcome}
-	if f != nil && f.RootOff >= accepted {
+	if f != nil && f.IsWorkaround {
+		d.fault = nil // a local repair: the text compiles
+	} else if f != nil && f.RootOff >= accepted {
 		d.rootAt = f.RootOff - accepted
 	}
 	return d, nil
@@ -640,16 +668,31 @@ func (s *Server) decide(ctx context.Context, prompt string) (decision, error) {
 // retryDraws is the random source of the next retry that regenerates fault prev's root (nil:
 // a retry over no known fault) of task id: seeded by (seed, task, fault, how many such retries
 // came before in this simulator).
-func (s *Server) retryDraws(id string, st *taskState, prev *Fault) *rand.Rand {
+func (s *Server) retryDraws(id string, st *taskState, prev *Fault, kind string) *rand.Rand {
 	key := "none"
 	if prev != nil {
 		key = fmt.Sprintf("%s\x00%d\x00%d", prev.Op, prev.Diff, prev.RootOff)
+	}
+	if kind != "" {
+		key += "\x00" + kind
 	}
 	k := st.retries[key]
 	st.retries[key]++
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], uint64(k))
 	return rand.New(rand.NewPCG(uint64(s.opts.Seed), hashString("retry\x00"+id+"\x00"+key+"\x00"+string(b[:]))))
+}
+
+// localFixProb is the chance of a local repair that keeps the root, by what the diagnostic
+// gives (Fault.Hint): p when it suggests the fix, p/2 for a type mismatch, else 0.
+func localFixProb(p float64, hint string) float64 {
+	switch hint {
+	case HintSuggestion:
+		return p
+	case HintType:
+		return p / 2
+	}
+	return 0
 }
 
 var errNoTask = errors.New(ModelName + ": the prompt matches no task the simulator knows")

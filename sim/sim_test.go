@@ -339,18 +339,20 @@ func TestRetryFixesOnlyWhenTheRootIsRegenerated(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		name    string
-		fixProb float64
-		before  bool // retry from before the root
-		wantFix bool
+		name     string
+		fixProb  float64
+		localFix float64
+		before   bool // retry from before the root
+		wantFix  bool
 	}{
-		{"after the root the fault persists", 1, false, false},
-		{"before the root it is fixed", 1, true, true},
-		{"before the root with fix probability 0 it repeats", 0, true, false},
+		{"after the root the fault persists", 1, 0, false, false},
+		{"after the root, local-fix 1 repairs it on the error's line as clang suggests", 1, 1, false, true},
+		{"before the root it is fixed", 1, 0, true, true},
+		{"before the root with fix probability 0 it repeats", 0, 0, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := options([]sim.Task{task})
-			o.ErrorRate, o.FixProb, o.NewFaultRate = 1, tc.fixProb, 0
+			o.ErrorRate, o.FixProb, o.NewFaultRate, o.LocalFix = 1, tc.fixProb, 0, tc.localFix
 			o.PoolSize = 0 // fewer clang runs
 			s, c := newServer(t, o)
 			p, err := s.Plan(context.Background(), task.ID)
@@ -374,7 +376,21 @@ func TestRetryFixesOnlyWhenTheRootIsRegenerated(t *testing.T) {
 			prompt := f.Text[:cut] + "// hydra-feedback: the previous attempt failed: " + f.Diag + "\n"
 			text, _, _ := complete(t, c, prompt, model.Params{})
 			whole := f.Text[:cut] + text
+			local := tc.wantFix && !tc.before
+			if local {
+				// The local repair keeps the root (the accepted prefix holds it) and compiles.
+				if f.Hint != sim.HintSuggestion || f.Workaround == nil {
+					t.Fatalf("fault %q (%s): no suggested local repair, the test's premise does not hold", f.Diag, f.Hint)
+				}
+				if ok, line, msg := clangFirstError(t, task, whole); !ok {
+					t.Errorf("the local repair does not compile: line %d: %s", line, msg)
+				}
+				if whole == task.Text() || whole == f.Text {
+					t.Errorf("the local repair is the correct program or the fault again, not a repair that keeps the root")
+				}
+			}
 			switch {
+			case local:
 			case tc.wantFix && whole != task.Text():
 				t.Errorf("retry from before the root did not give the correct program")
 			case !tc.wantFix && whole != f.Text:
@@ -384,6 +400,9 @@ func TestRetryFixesOnlyWhenTheRootIsRegenerated(t *testing.T) {
 			want := map[bool]string{true: "fixed", false: "persist"}[tc.wantFix]
 			if !tc.wantFix && tc.before {
 				want = "repeat"
+			}
+			if local {
+				want = "local_fix"
 			}
 			if out[want] != 1 || out["first_fault"] != 1 {
 				t.Errorf("outcomes %v, want first_fault and %s", out, want)
@@ -656,4 +675,22 @@ func head(s string) string {
 		return s[:40]
 	}
 	return s
+}
+
+// TestDiagHintReadsWhatClangGives: clang's own wording of a suggestion, a fix-it, a type
+// mismatch, and a diagnostic that gives neither.
+func TestDiagHintReadsWhatClangGives(t *testing.T) {
+	for msg, want := range map[string]string{
+		"use of undeclared identifier 'cout_'; did you mean 'count'?":                 sim.HintSuggestion,
+		"no member named 'sizee' in 'std::vector<int>'; did you mean 'size'?":         sim.HintSuggestion,
+		"expected ';' after expression":                                               sim.HintSuggestion,
+		"cannot initialize a variable of type 'int' with an lvalue of type 'char[6]'": sim.HintType,
+		"no viable conversion from 'std::string' to 'int'":                            sim.HintType,
+		"use of undeclared identifier 'x'":                                            sim.HintNone,
+		"no member named 'vector' in namespace 'std'":                                 sim.HintNone,
+	} {
+		if got := sim.DiagHint(msg); got != want {
+			t.Errorf("DiagHint(%q) = %s, want %s", msg, got, want)
+		}
+	}
 }

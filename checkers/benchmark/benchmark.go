@@ -25,6 +25,7 @@ import (
 	"github.com/hydra-lsp/hydra/checkers/agreement"
 	"github.com/hydra-lsp/hydra/checkers/chunk"
 	"github.com/hydra-lsp/hydra/checkers/clang"
+	"github.com/hydra-lsp/hydra/internal/stats"
 )
 
 // Config says what to measure.
@@ -315,48 +316,48 @@ func summarize(s *samples, byLang map[string]*samples, slowest int) *Result {
 	res := &Result{Programs: s.programs, ProgramIDs: s.ids, CPUs: runtime.NumCPU(), ClangdMode: "clangd-19 --sync (no update debounce), full-text didChange, time to publishDiagnostics of that version",
 		CheckpointPrivateNote: "Private_Clean+Private_Dirty of dormant checkpoint processes (smaps_rollup), mean over checkpoints, measured when their session has streamed its whole program (before end of input); checkpoint_private_after_fork_kb: right after each fork",
 		Note:                  "per-line = time from Submit of a chunk (one or more lines, after the preamble) to its progress event, chunks submitted one at a time; every chunk after the preamble is a sample, those that take a checkpoint too (the shim forks after their progress event; fork_ms)"}
-	res.IncrementalMedianMS = median(s.perLine)
-	res.IncrementalP99MS = percentile(s.perLine, 0.99)
-	res.IncrementalMaxMS = percentile(s.perLine, 1)
+	res.IncrementalMedianMS = stats.Median(s.perLine)
+	res.IncrementalP99MS = stats.Quantile(s.perLine, 0.99)
+	res.IncrementalMaxMS = stats.Quantile(s.perLine, 1)
 	res.IncrementalSamples = len(s.perLine)
-	res.IncrementalFirstThirdMS = median(s.firstThird)
-	res.IncrementalLastThirdMS = median(s.lastThird)
-	res.EndOfInputMedianMS = median(s.eos)
-	res.ReinvokeMedianMS = median(s.reinvoke)
+	res.IncrementalFirstThirdMS = stats.Median(s.firstThird)
+	res.IncrementalLastThirdMS = stats.Median(s.lastThird)
+	res.EndOfInputMedianMS = stats.Median(s.eos)
+	res.ReinvokeMedianMS = stats.Median(s.reinvoke)
 	res.ReinvokeSamples = len(s.reinvoke)
-	res.ClangdMedianMS = median(s.clangd)
+	res.ClangdMedianMS = stats.Median(s.clangd)
 	res.ClangdSamples = len(s.clangd)
 	if res.IncrementalMedianMS > 0 {
 		res.SpeedupVsReinvoke = res.ReinvokeMedianMS / res.IncrementalMedianMS
 		res.SpeedupVsClangd = res.ClangdMedianMS / res.IncrementalMedianMS
 	}
-	res.ForkMS, res.ForkMaxMS, res.ForkSamples = median(s.fork), percentile(s.fork, 1), len(s.fork)
-	res.CheckpointPrepMS = median(s.prep)
-	res.ResumeMS, res.ResumeMaxMS, res.ResumeSamples = median(s.resume), percentile(s.resume, 1), len(s.resume)
-	res.CheckpointPrivateKB, res.CheckpointPrivateMaxKB, res.CheckpointSamples = mean(s.privKB), percentile(s.privKB, 1), len(s.privKB)
+	res.ForkMS, res.ForkMaxMS, res.ForkSamples = stats.Median(s.fork), stats.Quantile(s.fork, 1), len(s.fork)
+	res.CheckpointPrepMS = stats.Median(s.prep)
+	res.ResumeMS, res.ResumeMaxMS, res.ResumeSamples = stats.Median(s.resume), stats.Quantile(s.resume, 1), len(s.resume)
+	res.CheckpointPrivateKB, res.CheckpointPrivateMaxKB, res.CheckpointSamples = mean(s.privKB), stats.Quantile(s.privKB, 1), len(s.privKB)
 	res.CheckpointPrivateForkKB = mean(s.privFork)
 	res.ByLanguage = map[string]LangResult{}
 	for lang, ls := range byLang {
-		lr := LangResult{Programs: ls.programs, IncrementalMedianMS: median(ls.perLine), IncrementalP99MS: percentile(ls.perLine, 0.99),
-			ReinvokeMedianMS: median(ls.reinvoke), ClangdMedianMS: median(ls.clangd)}
+		lr := LangResult{Programs: ls.programs, IncrementalMedianMS: stats.Median(ls.perLine), IncrementalP99MS: stats.Quantile(ls.perLine, 0.99),
+			ReinvokeMedianMS: stats.Median(ls.reinvoke), ClangdMedianMS: stats.Median(ls.clangd)}
 		if lr.IncrementalMedianMS > 0 {
 			lr.SpeedupVsReinvoke = lr.ReinvokeMedianMS / lr.IncrementalMedianMS
 			lr.SpeedupVsClangd = lr.ClangdMedianMS / lr.IncrementalMedianMS
 		}
 		res.ByLanguage[lang] = lr
 	}
-	res.ColdPreambleMS = median(s.cold)
-	res.WarmPreambleMS = median(s.warm)
+	res.ColdPreambleMS = stats.Median(s.cold)
+	res.WarmPreambleMS = stats.Median(s.warm)
 	if len(s.lines) > 0 {
 		after, later := s.nearCheckpoint()
 		res.AfterCheckpoint = &AfterCheckpoint{Chunks: afterCheckpointChunks,
-			AfterSamples: len(after.lat), AfterMedianMS: median(after.lat), AfterShimMedianMS: median(after.shim), AfterFaultsMean: mean(after.faults),
-			LaterSamples: len(later.lat), LaterMedianMS: median(later.lat), LaterShimMedianMS: median(later.shim), LaterFaultsMean: mean(later.faults)}
+			AfterSamples: len(after.lat), AfterMedianMS: stats.Median(after.lat), AfterShimMedianMS: stats.Median(after.shim), AfterFaultsMean: mean(after.faults),
+			LaterSamples: len(later.lat), LaterMedianMS: stats.Median(later.lat), LaterShimMedianMS: stats.Median(later.shim), LaterFaultsMean: mean(later.faults)}
 	}
 	if len(s.bdShim) > 0 {
-		res.BreakdownMS = &Breakdown{Driver: median(s.bdDriver), IPC: median(s.bdIPC), Shim: median(s.bdShim), Samples: len(s.bdShim),
-			ShimFaultsMean: mean(s.faults()), ShimFaultsMedian: median(s.faults()),
-			RoundTripRaw: median(s.rawRT), RoundTripOneProcessor: median(s.oneRT), IPCOneProcessor: median(s.oneIPC)}
+		res.BreakdownMS = &Breakdown{Driver: stats.Median(s.bdDriver), IPC: stats.Median(s.bdIPC), Shim: stats.Median(s.bdShim), Samples: len(s.bdShim),
+			ShimFaultsMean: mean(s.faults()), ShimFaultsMedian: stats.Median(s.faults()),
+			RoundTripRaw: stats.Median(s.rawRT), RoundTripOneProcessor: stats.Median(s.oneRT), IPCOneProcessor: stats.Median(s.oneIPC)}
 	}
 	if slowest > 0 {
 		lines := slices.Clone(s.lines)
@@ -638,7 +639,7 @@ func (s *samples) measureIncremental(ctx context.Context, cfg Config, p agreemen
 		}
 		s.resume = append(s.resume, ms(d))
 	}
-	cfg.Log("  %d chunks measured, median %.3f ms, %d checkpoints", len(lat), median(lat), len(cps))
+	cfg.Log("  %d chunks measured, median %.3f ms, %d checkpoints", len(lat), stats.Median(lat), len(cps))
 	return nil
 }
 
@@ -814,20 +815,6 @@ func (s *samples) measurePreamble(ctx context.Context, cfg Config) error {
 		s.warm = append(s.warm, ms(d))
 	}
 	return nil
-}
-
-func median(xs []float64) float64 { return percentile(xs, 0.5) }
-
-// percentile returns the q-quantile of xs (nearest rank); 0 for no samples.
-func percentile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	i := int(q*float64(len(s))+0.5) - 1
-	i = max(0, min(i, len(s)-1))
-	return s[i]
 }
 
 func mean(xs []float64) float64 {

@@ -6,22 +6,9 @@ import (
 	"testing"
 )
 
-func TestPercentile(t *testing.T) {
-	xs := []float64{5, 1, 4, 2, 3}
-	tests := []struct {
-		q    float64
-		want float64
-	}{{0.5, 3}, {1, 5}, {0.99, 5}, {0.2, 1}}
-	for _, tt := range tests {
-		if got := percentile(xs, tt.q); got != tt.want {
-			t.Errorf("percentile(%v) = %v, want %v", tt.q, got, tt.want)
-		}
-	}
-	if percentile(nil, 0.5) != 0 || mean(nil) != 0 {
-		t.Error("no samples must give 0")
-	}
-	if xs[0] != 5 {
-		t.Error("percentile sorted its input in place")
+func TestMeanOfNoSamplesIsZero(t *testing.T) {
+	if mean(nil) != 0 || mean([]float64{1, 2, 6}) != 3 {
+		t.Error("mean is wrong")
 	}
 }
 

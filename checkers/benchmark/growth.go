@@ -9,6 +9,7 @@ import (
 	"github.com/hydra-lsp/hydra/checkers"
 	"github.com/hydra-lsp/hydra/checkers/agreement"
 	"github.com/hydra-lsp/hydra/checkers/chunk"
+	"github.com/hydra-lsp/hydra/internal/stats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -153,7 +154,7 @@ func (g *Growth) Plot(path string) error {
 	var hy plotter.XYs
 	for b := 0; b <= g.Lines/100; b++ {
 		if v := bins[b]; len(v) > 0 {
-			hy = append(hy, plotter.XY{X: float64(b*100 + 50), Y: max(median(v), 1e-3)})
+			hy = append(hy, plotter.XY{X: float64(b*100 + 50), Y: max(stats.Median(v), 1e-3)})
 		}
 	}
 	var cd plotter.XYs

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hydra-lsp/hydra/checkers"
 	"github.com/hydra-lsp/hydra/checkers/agreement"
+	"github.com/hydra-lsp/hydra/internal/stats"
 )
 
 // Lever is one setting of one speed or memory lever, measured on the same programs as the
@@ -50,9 +51,9 @@ func MeasureLevers(ctx context.Context, cfg Config, runs []LeverRun, progs []agr
 	out := make([]Lever, len(runs))
 	for k, r := range runs {
 		s := &acc[k]
-		out[k] = Lever{Name: r.Name, Setting: r.Setting, IncrementalMedianMS: median(s.perLine),
-			IncrementalP99MS: percentile(s.perLine, 0.99), ForkMS: median(s.fork),
-			CheckpointPrivateKB: mean(s.privKB), CheckpointPrivateMaxKB: percentile(s.privKB, 1), CheckpointSamples: len(s.privKB),
+		out[k] = Lever{Name: r.Name, Setting: r.Setting, IncrementalMedianMS: stats.Median(s.perLine),
+			IncrementalP99MS: stats.Quantile(s.perLine, 0.99), ForkMS: stats.Median(s.fork),
+			CheckpointPrivateKB: mean(s.privKB), CheckpointPrivateMaxKB: stats.Quantile(s.privKB, 1), CheckpointSamples: len(s.privKB),
 			ShimFaultsMean: mean(s.faults())}
 	}
 	return out, nil

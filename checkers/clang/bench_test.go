@@ -14,6 +14,7 @@ import (
 
 	"github.com/hydra-lsp/hydra/checkers"
 	"github.com/hydra-lsp/hydra/checkers/chunk"
+	"github.com/hydra-lsp/hydra/internal/stats"
 )
 
 // Benchmarks of the checker's own costs (docs/checker-benchmark.md has the figures). They
@@ -63,11 +64,13 @@ func waitProgress(b testing.TB, s checkers.Session, off int) checkers.Event {
 	}
 }
 
+// quantile is the q-quantile of ds in milliseconds, by the one convention of package stats.
 func quantile(ds []time.Duration, q float64) float64 {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := int(q * float64(len(s)-1))
-	return float64(s[i]) / float64(time.Millisecond)
+	ms := make([]float64, len(ds))
+	for i, d := range ds {
+		ms[i] = float64(d) / float64(time.Millisecond)
+	}
+	return stats.Quantile(ms, q)
 }
 
 // preambleCheckpoint checks the <bits/stdc++.h> preamble plus the opening of main and

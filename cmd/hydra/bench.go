@@ -16,6 +16,7 @@ import (
 	"github.com/hydra-lsp/hydra/checkers/clang"
 	"github.com/hydra-lsp/hydra/cmd/hydra/internal/bench"
 	"github.com/hydra-lsp/hydra/cmd/hydra/internal/sandbox"
+	"github.com/hydra-lsp/hydra/engine"
 	"github.com/hydra-lsp/hydra/engine/model"
 	"github.com/hydra-lsp/hydra/policy"
 	"github.com/hydra-lsp/hydra/sim"
@@ -89,7 +90,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.only, "task", "", "run only these tasks (comma-separated ids, e.g. CPP/17); overrides --tasks and --source")
 	fs.StringVar(&f.source, "source", "", "only tasks of this source: humaneval-x or thealgorithms")
 	fs.IntVar(&f.concurrency, "concurrency", 8, "tasks run at once (each task's policies run one after the other)")
-	fs.IntVar(&f.maxAttempts, "max-attempts", 32, "attempts per search, the same for every policy (a search ends without a compiling program only when its budget is spent: these attempts, or attempts × --max-tokens output tokens)")
+	fs.IntVar(&f.maxAttempts, "max-attempts", engine.DefaultBudget().MaxAttempts, "attempts per search, the same for every policy; the default is the budget hydra generate and the language server use (a search ends without a compiling program only when its budget is spent: these attempts, or attempts × --max-tokens output tokens)")
 	fs.IntVar(&f.maxTokens, "max-tokens", 8192, "output tokens per completion request (the longest corpus program is about 8,000 tokens)")
 	fs.BoolVar(&f.runTests, "run-tests", false, "functional check: compile and run HumanEval-X's tests on the generated code, in the bubblewrap sandbox (default on with the simulated model, off with --model-url)")
 	fs.Usage = func() {
@@ -436,6 +437,7 @@ func (f *benchFlags) runSweep(ctx context.Context, cfg bench.Config, env bench.E
 			failures += rep.Policies[p].All.Failures
 		}
 	}
+	sw.Correct()
 	if f.plotFile != "" {
 		if err := sw.WriteHeatmap(f.plotFile); err != nil {
 			return err

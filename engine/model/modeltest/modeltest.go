@@ -26,6 +26,7 @@ import (
 
 	"github.com/hydra-lsp/hydra/engine/model"
 	"github.com/hydra-lsp/hydra/engine/model/openaiserver"
+	"github.com/hydra-lsp/hydra/internal/textops"
 )
 
 // Name is what the stand-in calls itself in every response.
@@ -159,7 +160,7 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request) {
 	})
 	cached := 0
 	for _, p := range h.prompts {
-		cached = max(cached, commonPrefix(p, prompt))
+		cached = max(cached, textops.CommonPrefix(p, prompt))
 	}
 	h.prompts = append(h.prompts, prompt)
 	if len(h.prompts) > 64 {
@@ -323,13 +324,3 @@ func (r Rule) logprobs(pieces []string, first int) map[string]any {
 // estimateTokens is the stand-in's prompt-token count: one per 4 bytes, rounded up. It is an
 // estimate, like the rest of this stand-in's usage figures.
 func estimateTokens(n int) int { return (n + 3) / 4 }
-
-func commonPrefix(a, b string) int {
-	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
-}

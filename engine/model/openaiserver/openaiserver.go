@@ -202,11 +202,23 @@ func (s *Stream) Flush() {
 	}
 }
 
-// Send writes v as one "data:" event and flushes it. It reports false when the write failed
-// (the client went away).
+// Send writes v as one "data:" event, JSON without HTML escaping (as Python servers write it),
+// and flushes it. A string is sent as it is (a line already encoded, or "[DONE]"). It reports
+// false when the write failed (the client went away).
 func (s *Stream) Send(v any) bool {
-	b, _ := json.Marshal(v)
-	if _, err := fmt.Fprintf(s.w, "data: %s\n\n", b); err != nil {
+	var b []byte
+	if str, ok := v.(string); ok {
+		b = []byte(str)
+	} else {
+		var sb strings.Builder
+		enc := json.NewEncoder(&sb)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			return false
+		}
+		b = []byte(strings.TrimRight(sb.String(), "\n"))
+	}
+	if _, err := s.w.Write(append(append([]byte("data: "), b...), '\n', '\n')); err != nil {
 		return false
 	}
 	s.Flush()
@@ -214,10 +226,7 @@ func (s *Stream) Send(v any) bool {
 }
 
 // Done writes the stream's end, "data: [DONE]", and flushes it.
-func (s *Stream) Done() {
-	fmt.Fprint(s.w, "data: [DONE]\n\n")
-	s.Flush()
-}
+func (s *Stream) Done() { s.Send("[DONE]") }
 
 // Sleep waits d, or less when ctx ends first; it reports whether the whole wait passed. A wait of
 // d <= 0 passes at once, without looking at ctx.

@@ -125,12 +125,12 @@ func (s *Server) llamaComplete(w http.ResponseWriter, r *http.Request, native bo
 	e := startSSE(w)
 	for i, tok := range toks {
 		if !s.before(w, r, idx, i, rep, func() {
-			e.data(map[string]any{"error": map[string]any{"code": 500, "message": "llama_decode failed", "type": "server_error"}})
+			e.Send(map[string]any{"error": map[string]any{"code": 500, "message": "llama_decode failed", "type": "server_error"}})
 		}) {
 			return
 		}
 		if native {
-			if !e.data(map[string]any{"index": 0, "content": tok, "tokens": []int{TokenID(tok)}, "stop": false, "id_slot": -1,
+			if !e.Send(map[string]any{"index": 0, "content": tok, "tokens": []int{TokenID(tok)}, "stop": false, "id_slot": -1,
 				"tokens_predicted": i + 1, "tokens_evaluated": q.PromptTokens}) {
 				s.served(idx, i)
 				return
@@ -146,7 +146,7 @@ func (s *Server) llamaComplete(w http.ResponseWriter, r *http.Request, native bo
 			}
 			lp = map[string]any{"content": []any{map[string]any{"id": TokenID(tok), "token": tok, "bytes": []byte(tok), "logprob": v, "top_logprobs": top}}}
 		}
-		if !e.data(map[string]any{"choices": []any{map[string]any{"text": tok, "index": 0, "logprobs": lp, "finish_reason": nil}},
+		if !e.Send(map[string]any{"choices": []any{map[string]any{"text": tok, "index": 0, "logprobs": lp, "finish_reason": nil}},
 			"created": created, "model": s.cfg.Model, "system_fingerprint": "b6500-standin", "object": "text_completion", "id": id}) {
 			s.served(idx, i)
 			return
@@ -159,15 +159,15 @@ func (s *Server) llamaComplete(w http.ResponseWriter, r *http.Request, native bo
 		if finish == "length" {
 			stopType = "limit"
 		}
-		e.data(map[string]any{"index": 0, "content": "", "tokens": []int{}, "id_slot": 0, "stop": true, "model": s.cfg.Model,
+		e.Send(map[string]any{"index": 0, "content": "", "tokens": []int{}, "id_slot": 0, "stop": true, "model": s.cfg.Model,
 			"tokens_predicted": len(toks), "tokens_evaluated": q.PromptTokens, "stop_type": stopType, "stopping_word": "",
 			"tokens_cached": q.PromptTokens + len(toks), "timings": timings})
 		return
 	}
-	e.data(map[string]any{"choices": []any{map[string]any{"text": "", "index": 0, "logprobs": nil, "finish_reason": finish}},
+	e.Send(map[string]any{"choices": []any{map[string]any{"text": "", "index": 0, "logprobs": nil, "finish_reason": finish}},
 		"created": created, "model": s.cfg.Model, "system_fingerprint": "b6500-standin", "object": "text_completion",
 		"usage": map[string]any{"completion_tokens": len(toks), "prompt_tokens": q.PromptTokens, "total_tokens": q.PromptTokens + len(toks),
 			"prompt_tokens_details": map[string]any{"cached_tokens": cached}},
 		"id": id, "timings": timings})
-	e.data("[DONE]")
+	e.Send("[DONE]")
 }

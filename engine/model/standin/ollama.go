@@ -195,15 +195,12 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request, openai b
 	send := func(v map[string]any) bool {
 		if e != nil {
 			b, _ := json.Marshal(v)
-			return e.data(string(b))
+			return e.Send(string(b))
 		}
 		return goLine(w, v)
 	}
 	if openai {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		fl, _ := w.(http.Flusher)
-		e = &sse{w: w, fl: fl}
+		e = startSSE(w)
 	} else {
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		w.WriteHeader(http.StatusOK)
@@ -249,7 +246,7 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request, openai b
 			u["usage"] = map[string]any{"prompt_tokens": q.PromptTokens, "completion_tokens": len(toks), "total_tokens": q.PromptTokens + len(toks)}
 			send(u)
 		}
-		e.data("[DONE]")
+		e.Send("[DONE]")
 		return
 	}
 	send(map[string]any{"model": model, "created_at": now(), "response": "", "done": true, "done_reason": finish,

@@ -24,6 +24,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/hydra-lsp/hydra/engine/model/openaiserver"
 )
 
 // Kind is the server a stand-in imitates.
@@ -282,39 +284,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc.Encode(v)
 }
 
-// sse is a server-sent event stream.
-type sse struct {
-	w  http.ResponseWriter
-	fl http.Flusher
-}
+// sse is a server-sent event stream: the shared writer of package openaiserver.
+type sse = openaiserver.Stream
 
-func startSSE(w http.ResponseWriter) *sse {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	fl, _ := w.(http.Flusher)
-	return &sse{w: w, fl: fl}
-}
-
-// data sends one "data: …" event; false when the client left.
-func (e *sse) data(v any) bool {
-	var b []byte
-	if s, ok := v.(string); ok {
-		b = []byte(s)
-	} else {
-		var sb strings.Builder
-		enc := json.NewEncoder(&sb)
-		enc.SetEscapeHTML(false)
-		enc.Encode(v)
-		b = []byte(strings.TrimRight(sb.String(), "\n"))
-	}
-	if _, err := e.w.Write(append(append([]byte("data: "), b...), '\n', '\n')); err != nil {
-		return false
-	}
-	if e.fl != nil {
-		e.fl.Flush()
-	}
-	return true
-}
+func startSSE(w http.ResponseWriter) *sse { return openaiserver.StartStream(w) }
 
 // cut closes the connection under the response (a server that died mid-stream).
 func cut(w http.ResponseWriter) {

@@ -128,8 +128,8 @@ func (s *Server) openAIComplete(w http.ResponseWriter, r *http.Request, st openA
 	offset := 0
 	for i, tok := range toks {
 		if !s.before(w, r, idx, i, rep, func() {
-			e.data(st.streamErr("the engine failed while generating"))
-			e.data("[DONE]")
+			e.Send(st.streamErr("the engine failed while generating"))
+			e.Send("[DONE]")
 		}) {
 			return
 		}
@@ -156,14 +156,14 @@ func (s *Server) openAIComplete(w http.ResponseWriter, r *http.Request, st openA
 		if continuous {
 			ev["usage"] = usage(i + 1)
 		}
-		if !e.data(ev) {
+		if !e.Send(ev) {
 			s.served(idx, i)
 			return
 		}
 	}
 	if len(toks) == 0 { // an empty completion still finishes
 		ch := map[string]any{"index": 0, "text": "", "logprobs": nil, "finish_reason": finish}
-		e.data(map[string]any{"id": id, "object": "text_completion", "created": created, "model": s.cfg.Model, "choices": []any{ch}, "usage": nil})
+		e.Send(map[string]any{"id": id, "object": "text_completion", "created": created, "model": s.cfg.Model, "choices": []any{ch}, "usage": nil})
 	}
 	s.served(idx, len(toks))
 	if includeUsage {
@@ -171,7 +171,7 @@ func (s *Server) openAIComplete(w http.ResponseWriter, r *http.Request, st openA
 		if cached > 0 {
 			u["prompt_tokens_details"] = map[string]any{"cached_tokens": cached}
 		}
-		e.data(map[string]any{"id": id, "object": "text_completion", "created": created, "model": s.cfg.Model, "choices": []any{}, "usage": u})
+		e.Send(map[string]any{"id": id, "object": "text_completion", "created": created, "model": s.cfg.Model, "choices": []any{}, "usage": u})
 	}
-	e.data("[DONE]")
+	e.Send("[DONE]")
 }

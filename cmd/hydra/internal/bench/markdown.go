@@ -45,7 +45,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(b, "\nChecker lag behind the model's stream (ms, p50 / p95 over runs of each run's mean): %s.\n", strings.Join(lags, "; "))
 	}
 	if len(r.Paired) > 0 {
-		fmt.Fprintln(b, "\nTokPol against each baseline on the erroring tasks (geometric mean of per-task ratios, 95% bootstrap interval; wins = the whole interval below 1, loses = above 1, else ties):")
+		fmt.Fprintf(b, "\nTokPol against each baseline on the erroring tasks (geometric mean of per-task ratios; bootstrap intervals Holm-corrected for the %d comparisons of this table, 95%% family-wise; wins = the whole corrected interval below 1, loses = above 1, else ties):\n", 2*len(r.Paired))
 		fmt.Fprintln(b, "\n| ratio | tasks | tokens | verdict | latency | verdict |")
 		fmt.Fprintln(b, "|---|--:|---|---|---|---|")
 		for _, p := range r.Paired {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/hydra-lsp/hydra/internal/stats"
 )
 
 // Run is the outcome of one policy on one task.
@@ -128,9 +130,9 @@ func Summarize(runs []Run) Metrics {
 		cached += float64(r.CachedPromptTokens)
 	}
 	n := float64(len(runs))
-	m.LatencyMean, m.LatencyP50, m.LatencyP75 = mean(lat), Percentile(lat, 50), Percentile(lat, 75)
-	m.TokensMean, m.TokensP50, m.TokensP75 = mean(tok), Percentile(tok, 50), Percentile(tok, 75)
-	m.CheckerLagP50, m.CheckerLagP95 = Percentile(lag, 50), Percentile(lag, 95)
+	m.LatencyMean, m.LatencyP50, m.LatencyP75 = mean(lat), stats.Quantile(lat, 0.50), stats.Quantile(lat, 0.75)
+	m.TokensMean, m.TokensP50, m.TokensP75 = mean(tok), stats.Quantile(tok, 0.50), stats.Quantile(tok, 0.75)
+	m.CheckerLagP50, m.CheckerLagP95 = stats.Quantile(lag, 0.50), stats.Quantile(lag, 0.95)
 	m.StaticCorrect = static / n
 	if m.FunctionalTasks > 0 {
 		m.FunctionalCorrect = fn / float64(m.FunctionalTasks)
@@ -144,20 +146,6 @@ func Summarize(runs []Run) Metrics {
 		m.PromptCacheHit = cached / prompt
 	}
 	return m
-}
-
-// Percentile is the p-th percentile of xs with linear interpolation between order statistics
-// (NumPy's default); 0 for no values.
-func Percentile(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	pos := p / 100 * float64(len(s)-1)
-	lo := int(math.Floor(pos))
-	hi := int(math.Ceil(pos))
-	return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
 }
 
 func mean(xs []float64) float64 {
@@ -197,7 +185,8 @@ type Report struct {
 	Config                   Config             `json:"config"`
 	ErroringTasks            []string           `json:"erroring_tasks"`
 	// Paired compares TokPol with local-first, fixed and post-hoc on the erroring tasks: the
-	// geometric mean of the per-task ratios with a 95% bootstrap interval.
+	// geometric mean of the per-task ratios with a bootstrap interval, Holm-corrected over the
+	// table's comparisons (tokens and latency of every pair) for a 95% family-wise level.
 	Paired []Paired `json:"paired,omitempty"`
 	// Learned is, per learning TokPol policy, what it had learned by the end of the run (the
 	// beliefs of its run that had seen the most finished errors).
@@ -306,6 +295,7 @@ func NewReport(cfg Config, sim map[string]any, runs []Run) *Report {
 			}
 		}
 	}
+	HolmPaired(r.Paired)
 	for _, p := range cfg.Policies {
 		for _, x := range by[p] {
 			if x.Learned != nil && (r.Learned[p].Episodes < x.Learned.Episodes) {
@@ -361,12 +351,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 	section(fmt.Sprintf("All tasks (%d):", r.Config.Tasks), func(p PolicyReport) Metrics { return p.All }, false)
 
 	if len(r.Paired) > 0 {
-		fmt.Fprintf(b, "\nPaired on the erroring tasks (geometric mean of per-task ratios, 95%% bootstrap interval):\n")
+		fmt.Fprintf(b, "\nPaired on the erroring tasks (geometric mean of per-task ratios; bootstrap intervals Holm-corrected for the %d comparisons of this table, 95%% family-wise; CI%% is each interval's own level):\n", 2*len(r.Paired))
 		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "ratio\ttasks\ttokens\t95% CI\tlatency\t95% CI\t")
+		fmt.Fprintln(tw, "ratio\ttasks\ttokens\tCI\tCI%\tverdict\tlatency\tCI\tCI%\tverdict\t")
 		for _, p := range r.Paired {
-			fmt.Fprintf(tw, "%s/%s\t%d\t%.3f\t%.3f–%.3f\t%.3f\t%.3f–%.3f\t\n", p.A, p.B, p.Tokens.Tasks,
-				p.Tokens.Ratio, p.Tokens.Lo, p.Tokens.Hi, p.Latency.Ratio, p.Latency.Lo, p.Latency.Hi)
+			fmt.Fprintf(tw, "%s/%s\t%d\t%.3f\t%.3f–%.3f\t%.1f\t%s\t%.3f\t%.3f–%.3f\t%.1f\t%s\t\n", p.A, p.B, p.Tokens.Tasks,
+				p.Tokens.Ratio, p.Tokens.Lo, p.Tokens.Hi, 100*p.Tokens.Level, verdict(p.Tokens),
+				p.Latency.Ratio, p.Latency.Lo, p.Latency.Hi, 100*p.Latency.Level, verdict(p.Latency))
 		}
 		tw.Flush()
 	}

@@ -11,19 +11,6 @@ import (
 	"time"
 )
 
-func TestPercentileInterpolatesLikeNumPy(t *testing.T) {
-	xs := []float64{4, 1, 3, 2}
-	tests := []struct{ p, want float64 }{{0, 1}, {50, 2.5}, {75, 3.25}, {100, 4}}
-	for _, tc := range tests {
-		if got := Percentile(xs, tc.p); math.Abs(got-tc.want) > 1e-12 {
-			t.Errorf("Percentile(%v) = %v, want %v", tc.p, got, tc.want)
-		}
-	}
-	if got := Percentile(nil, 50); got != 0 {
-		t.Errorf("Percentile(nil) = %v", got)
-	}
-}
-
 func boolp(b bool) *bool { return &b }
 
 func sampleRuns() []Run {

@@ -101,6 +101,20 @@ func NewCell(params map[string]float64, r *Report) Cell {
 	return Cell{Sim: params, ErroringTasks: len(r.ErroringTasks), Policies: r.Policies, Paired: r.Paired}
 }
 
+// Correct applies Holm's correction (see Holm) to every paired interval of the sweep as one
+// family: the sweep's table is read as a whole, so its "wins" hold together at 95%.
+func (s *Sweep) Correct() {
+	var ps []Paired
+	for _, c := range s.Cells {
+		ps = append(ps, c.Paired...)
+	}
+	HolmPaired(ps)
+	k := 0
+	for _, c := range s.Cells {
+		k += copy(c.Paired, ps[k:k+len(c.Paired)])
+	}
+}
+
 // verdict reads a paired interval of TokPol against another policy: "wins" when the whole
 // interval lies below 1 (TokPol uses less), "loses" when it lies above, else "ties".
 func verdict(iv Interval) string {

@@ -7,11 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/hydra-lsp/hydra/checkers/wholefile"
 	"github.com/hydra-lsp/hydra/cmd/hydra/internal/sandbox"
+	"github.com/hydra-lsp/hydra/internal/textops"
 )
 
 // Verifier checks a generated program on its own, independently of the search that produced
@@ -139,7 +139,7 @@ func (v *Verifier) RunTests(ctx context.Context, t Task, program string) (bool, 
 		return false, "sandbox: " + err.Error()
 	}
 	if !res.OK() {
-		return false, "compile: " + firstLine(res.Output)
+		return false, "compile: " + textops.FirstLine(res.Output)
 	}
 	res, err = sb.Run(ctx, sandbox.Spec{Dir: dir, Argv: []string{"/box/prog"},
 		Limits: sandbox.Limits{CPUSeconds: v.CPUSeconds, MemoryMB: v.MemoryMB, Wall: v.Wall}})
@@ -147,15 +147,7 @@ func (v *Verifier) RunTests(ctx context.Context, t Task, program string) (bool, 
 		return false, "sandbox: " + err.Error()
 	}
 	if !res.OK() {
-		return false, "run: " + res.String() + ": " + firstLine(res.Output)
+		return false, "run: " + res.String() + ": " + textops.FirstLine(res.Output)
 	}
 	return true, ""
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

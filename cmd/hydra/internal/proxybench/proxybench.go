@@ -13,13 +13,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"sync"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
+
+	"github.com/hydra-lsp/hydra/internal/stats"
 )
 
 // Options say what to run.
@@ -155,8 +156,8 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 			d, p, diff = append(d, took[0]), append(p, took[1]), append(diff, took[1]-took[0])
 		}
 		rows = append(rows, Row{Method: k.method, Results: results,
-			DirectP50: quantile(d, 0.5), ProxyP50: quantile(p, 0.5), AddedP50: quantile(p, 0.5) - quantile(d, 0.5),
-			PairedAddedP50: quantile(diff, 0.5), DirectP90: quantile(d, 0.9), ProxyP90: quantile(p, 0.9)})
+			DirectP50: stats.Quantile(d, 0.5), ProxyP50: stats.Quantile(p, 0.5), AddedP50: stats.Quantile(p, 0.5) - stats.Quantile(d, 0.5),
+			PairedAddedP50: stats.Quantile(diff, 0.5), DirectP90: stats.Quantile(d, 0.9), ProxyP90: stats.Quantile(p, 0.9)})
 	}
 	return rows, nil
 }
@@ -168,16 +169,6 @@ func indexOf(s, sub string) int {
 		}
 	}
 	panic("proxybench: " + sub + " is not in the document")
-}
-
-// quantile returns the q-quantile of xs (nearest rank).
-func quantile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return s[min(len(s)-1, int(q*float64(len(s))))]
 }
 
 // server is one LSP server under test, over its stdin and stdout.

@@ -25,6 +25,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hydra-lsp/hydra/internal/textops"
 )
 
 // Limits bound one run. Zero fields take the defaults.
@@ -137,7 +139,7 @@ func (s *Sandbox) Available(ctx context.Context) error {
 		if InChroot() {
 			where = "in this chroot (there / is no mount point, which bubblewrap needs)"
 		}
-		return fmt.Errorf("%w: bubblewrap cannot start a sandbox %s (%s): %s", ErrUnavailable, where, res, firstLine(res.Output))
+		return fmt.Errorf("%w: bubblewrap cannot start a sandbox %s (%s): %s", ErrUnavailable, where, res, textops.FirstLine(res.Output))
 	}
 	return nil
 }
@@ -310,11 +312,3 @@ func (c *capped) Write(p []byte) (int, error) {
 }
 
 func (c *capped) String() string { return c.buf.String() }
-
-func firstLine(s string) string {
-	s = string(bytes.TrimSpace([]byte(s)))
-	if i := bytes.IndexByte([]byte(s), '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
