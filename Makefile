@@ -4,6 +4,8 @@ SHELL := /bin/bash
 LLVM_CONFIG ?= llvm-config-19
 GO ?= go
 BIN := bin
+# VERSION is what `hydra --version`, `hydra doctor` and the language server's serverInfo report.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 SHIM_SRC := $(wildcard checkers/clang/shim/*.cpp) $(wildcard checkers/clang/shim/*.h)
 
@@ -25,7 +27,7 @@ $(BIN)/hydra-clang-shim: $(SHIM_SRC) checkers/clang/shim/Makefile
 
 hydra:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/hydra ./cmd/hydra
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN)/hydra ./cmd/hydra
 
 clean:
 	rm -rf $(BIN)

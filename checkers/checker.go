@@ -8,6 +8,7 @@ package checkers
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // Event kinds, as they appear on the wire and in Event.Kind.
@@ -73,6 +74,34 @@ type Event struct {
 	// Meta carries checker-specific extras (e.g. clang's diagnostic id name, the file of an
 	// error inside a header).
 	Meta map[string]any `json:"meta,omitempty"`
+	// Notes (error, optional) are the compiler's notes on the error, in its order and within a
+	// small budget: "candidate function not viable: …", "in instantiation of … requested here".
+	Notes []Note `json:"notes,omitempty"`
+}
+
+// Note is one of the compiler's notes on an error.
+type Note struct {
+	// File is the file the note points into when it is not the checked text (a header); empty
+	// when it is the checked text, where Off is its byte offset.
+	File string `json:"file,omitempty"`
+	Off  int    `json:"off,omitempty"`
+	Line int    `json:"line,omitempty"` // 1-based presumed line (in File, or in the checked text)
+	Col  int    `json:"col,omitempty"`  // 1-based column in bytes
+	Diag string `json:"diag"`           // the note's message
+}
+
+// String is the note as a compiler prints it, with its place: "line 7: candidate …" in the
+// checked text, "FILE:LINE: …" elsewhere.
+func (n Note) String() string {
+	switch {
+	case n.File != "" && n.Line > 0:
+		return fmt.Sprintf("%s:%d: %s", n.File, n.Line, n.Diag)
+	case n.File != "":
+		return n.File + ": " + n.Diag
+	case n.Line > 0:
+		return fmt.Sprintf("line %d: %s", n.Line, n.Diag)
+	}
+	return n.Diag
 }
 
 // SessionOptions configures a new session.

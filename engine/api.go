@@ -194,13 +194,15 @@ const (
 
 // Node is a vertex of the search tree. Policies read nodes and never change them.
 type Node struct {
-	ID      int
-	Kind    NodeKind
-	Off     int // byte offset in the checked text (Prefix counts from 0)
-	Line    int // 1-based line of Off (error: the checker's line)
-	Col     int
-	Cat     string
-	Diag    string
+	ID   int
+	Kind NodeKind
+	Off  int // byte offset in the checked text (Prefix counts from 0)
+	Line int // 1-based line of Off (error: the checker's line)
+	Col  int
+	Cat  string
+	Diag string
+	// Notes are the checker's notes on an error (candidates, instantiation stack), as it sent them.
+	Notes   []checkers.Note
 	Rollout int // rollout that produced it
 	// Text is the whole checked text up to Off (Prefix included).
 	Text     string

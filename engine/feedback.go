@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"strings"
+
+	"github.com/hydra-lsp/hydra/checkers"
 )
 
 // FeedbackMarker starts every line of the feedback comment that a spawn's prompt ends with
@@ -58,11 +60,39 @@ func StripFeedback(prompt string) (code, feedback string) {
 func FeedbackFor(n *Node) string {
 	switch n.Kind {
 	case NodeError:
-		return fmt.Sprintf("the previous attempt failed to compile at line %d: %s", n.Line, oneLine(n.Diag))
+		return fmt.Sprintf("the previous attempt failed to compile at line %d: %s", n.Line, oneLine(n.Diag)) + noteLines(n.Notes)
 	case NodeFail:
 		return ""
 	}
 	return ""
+}
+
+// Budget of the notes in a feedback comment: the model needs the candidate that did not fit or
+// the instantiation that failed, not a page of them.
+const (
+	maxFeedbackNotes    = 4
+	maxFeedbackNoteLen  = 200
+	maxFeedbackNotesLen = 600
+)
+
+// noteLines is the checker's notes on an error as feedback lines, "\nnote: line 7: …", the first
+// maxFeedbackNotes of them, each cut to maxFeedbackNoteLen bytes, all to maxFeedbackNotesLen.
+func noteLines(notes []checkers.Note) string {
+	var b strings.Builder
+	for i, n := range notes {
+		if i == maxFeedbackNotes {
+			break
+		}
+		line := "note: " + oneLine(n.String())
+		if len(line) > maxFeedbackNoteLen {
+			line = strings.ToValidUTF8(line[:maxFeedbackNoteLen-len("…")], "") + "…"
+		}
+		if b.Len()+1+len(line) > maxFeedbackNotesLen {
+			break
+		}
+		b.WriteString("\n" + line)
+	}
+	return b.String()
 }
 
 // oneLine folds a diagnostic onto one line.

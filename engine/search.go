@@ -592,7 +592,7 @@ func (s *search) checkError(r *rollout, ev checkers.Event) {
 	}
 	s.checkedGenerated()
 	text := r.textUpTo(off)
-	e := &Node{Kind: NodeError, Off: off, Line: ev.Line, Col: ev.Col, Cat: ev.Cat, Diag: ev.Diag, Rollout: r.id, Text: text}
+	e := &Node{Kind: NodeError, Off: off, Line: ev.Line, Col: ev.Col, Cat: ev.Cat, Diag: ev.Diag, Notes: ev.Notes, Rollout: r.id, Text: text}
 	if e.Line == 0 {
 		e.Line = lineOf(text, off)
 	}

@@ -1,26 +1,26 @@
 package lsp
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/hydra-lsp/hydra/checkers/clang/compiledb"
 )
 
-// Compile flags are found as clangd finds them: walking up from the file's directory, the
-// first directory holding compile_commands.json (or build/compile_commands.json) or
-// compile_flags.txt gives them. Every directory looked at is watched with fsnotify, so that
+// Compile flags are found as clangd finds them (checkers/clang/compiledb): walking up from the
+// file's directory, the first directory holding compile_commands.json (or
+// build/compile_commands.json) or compile_flags.txt gives them, sanitized: nothing in them can
+// make Hydra write a file, load code or run a program. Every directory looked at is watched with fsnotify, so that
 // creating, changing or removing one of those files reloads the flags (and re-warms the
 // preamble checkpoints built with the old ones).
 
 // Names of the compilation databases.
 const (
-	compileCommandsName = "compile_commands.json"
-	compileFlagsName    = "compile_flags.txt"
+	compileCommandsName = compiledb.CommandsName
+	compileFlagsName    = compiledb.FlagsName
 )
 
 // flagSet is the flags for one file and where they came from.
@@ -33,16 +33,19 @@ type flagSet struct {
 type flagStore struct {
 	logf     func(string, ...any)
 	onChange func()
+	// tell shows the user, once per database, which of its options were left out.
+	tell func(string)
 
 	mu      sync.Mutex
 	cache   map[string]flagSet // by file path
 	watcher *fsnotify.Watcher  // nil when fsnotify is unavailable
 	watched map[string]bool
+	told    map[string]bool // databases whose dropped options were told
 	closed  bool
 }
 
 func newFlagStore(logf func(string, ...any), onChange func()) *flagStore {
-	fs := &flagStore{logf: logf, onChange: onChange, cache: map[string]flagSet{}, watched: map[string]bool{}}
+	fs := &flagStore{logf: logf, onChange: onChange, cache: map[string]flagSet{}, watched: map[string]bool{}, told: map[string]bool{}}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		logf("compile flags will not be reloaded on change: %v", err)
@@ -121,209 +124,61 @@ func (fs *flagStore) forFile(path, lang string) flagSet {
 	return f
 }
 
-// lookupLocked walks up from path's directory to the first compilation database.
+// lookupLocked finds path's flags in the nearest compilation database (compiledb.Find, which
+// also sanitizes them), watching every directory it looks in; what it left out is told once per
+// database (tell).
 func (fs *flagStore) lookupLocked(path string) flagSet {
 	if path == "" {
 		return flagSet{}
 	}
-	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
-		fs.addWatchLocked(dir)
-		fs.addWatchLocked(filepath.Join(dir, "build"))
-		for _, cand := range []string{filepath.Join(dir, compileCommandsName), filepath.Join(dir, "build", compileCommandsName)} {
-			if data, err := os.ReadFile(cand); err == nil {
-				flags, err := flagsFromCommands(data, path)
-				if err != nil {
-					fs.logf("%s: %v", cand, err)
-					continue
-				}
-				return flagSet{Flags: flags, Source: cand}
-			}
-		}
-		cand := filepath.Join(dir, compileFlagsName)
-		if data, err := os.ReadFile(cand); err == nil {
-			return flagSet{Flags: flagsFromFlagsTxt(data, dir), Source: cand}
-		}
-		if parent := filepath.Dir(dir); parent == dir {
-			return flagSet{}
-		}
+	f, err := compiledb.Find(path, "", fs.addWatchLocked)
+	if err != nil {
+		fs.logf("compile flags for %s: %v", path, err)
 	}
+	for _, p := range f.Problems {
+		fs.logf("compile flags: %s", p)
+	}
+	if f.Source != "" {
+		fs.logf("compile flags for %s from %s: %s", path, f.Source, strings.Join(f.Args, " "))
+	}
+	if msg := f.Report(); msg != "" {
+		fs.tellOnceLocked(f.Source, msg)
+	}
+	return flagSet{Flags: f.Args, Source: f.Source}
 }
 
-// flagsFromFlagsTxt parses compile_flags.txt: one flag per line, paths relative to its dir.
-func flagsFromFlagsTxt(data []byte, dir string) []string {
-	var args []string
-	for _, line := range strings.Split(string(data), "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			args = append(args, line)
-		}
-	}
-	return absolutize(args, dir)
+// tellOnce tells the user msg, the first time for key.
+func (fs *flagStore) tellOnce(key, msg string) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.tellOnceLocked(key, msg)
 }
 
-// compileCommand is one entry of compile_commands.json.
-type compileCommand struct {
-	Directory string   `json:"directory"`
-	File      string   `json:"file"`
-	Command   string   `json:"command"`
-	Arguments []string `json:"arguments"`
-}
-
-// flagsFromCommands picks path's entry (else one from the same directory, else the first, as
-// clangd's interpolation falls back to a neighbour) and keeps the flags that matter for
-// checking: the compiler, the input, the output and dependency-file options are dropped.
-func flagsFromCommands(data []byte, path string) ([]string, error) {
-	var cmds []compileCommand
-	if err := json.Unmarshal(data, &cmds); err != nil {
-		return nil, fmt.Errorf("parse: %w", err)
+func (fs *flagStore) tellOnceLocked(key, msg string) {
+	if fs.told[key] {
+		return
 	}
-	if len(cmds) == 0 {
-		return nil, fmt.Errorf("no entries")
+	fs.told[key] = true
+	fs.logf("%s", msg)
+	if fs.tell != nil {
+		go fs.tell(msg) // not under fs.mu: it writes to the client
 	}
-	abs := func(c compileCommand) string {
-		if filepath.IsAbs(c.File) {
-			return filepath.Clean(c.File)
-		}
-		return filepath.Join(c.Directory, c.File)
-	}
-	pick := -1
-	for i, c := range cmds {
-		if abs(c) == filepath.Clean(path) {
-			pick = i
-			break
-		}
-	}
-	if pick < 0 {
-		for i, c := range cmds {
-			if filepath.Dir(abs(c)) == filepath.Dir(path) {
-				pick = i
-				break
-			}
-		}
-	}
-	if pick < 0 {
-		pick = 0
-	}
-	c := cmds[pick]
-	args := c.Arguments
-	if len(args) == 0 {
-		args = splitCommand(c.Command)
-	}
-	if len(args) > 0 {
-		args = args[1:] // the compiler
-	}
-	var out []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "-c" || a == "-MD" || a == "-MMD" || a == "-MP" || a == "--":
-		case a == "-o" || a == "-MF" || a == "-MT" || a == "-MQ":
-			i++
-		case strings.HasPrefix(a, "-o") && len(a) > 2:
-		case a == c.File || (!strings.HasPrefix(a, "-") && filepath.Join(c.Directory, a) == abs(c)):
-		default:
-			out = append(out, a)
-		}
-	}
-	return absolutize(out, c.Directory), nil
-}
-
-// splitCommand splits a shell command line (quotes and backslashes, no expansions).
-func splitCommand(s string) []string {
-	var args []string
-	var cur strings.Builder
-	inArg := false
-	var quote rune
-	esc := false
-	for _, r := range s {
-		switch {
-		case esc:
-			cur.WriteRune(r)
-			esc = false
-		case r == '\\' && quote != '\'':
-			esc = true
-			inArg = true
-		case quote != 0:
-			if r == quote {
-				quote = 0
-			} else {
-				cur.WriteRune(r)
-			}
-		case r == '"' || r == '\'':
-			quote = r
-			inArg = true
-		case r == ' ' || r == '\t' || r == '\n':
-			if inArg {
-				args = append(args, cur.String())
-				cur.Reset()
-				inArg = false
-			}
-		default:
-			cur.WriteRune(r)
-			inArg = true
-		}
-	}
-	if inArg {
-		args = append(args, cur.String())
-	}
-	return args
-}
-
-// pathFlags take a path, joined (-Ifoo) or as the next argument (-I foo).
-var pathFlags = []string{"-I", "-iquote", "-isystem", "-idirafter", "-include", "-imacros", "--include-directory="}
-
-// absolutize makes the paths of include options absolute against dir.
-func absolutize(args []string, dir string) []string {
-	out := make([]string, 0, len(args))
-	fix := func(p string) string {
-		if p == "" || filepath.IsAbs(p) {
-			return p
-		}
-		return filepath.Join(dir, p)
-	}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		matched := false
-		for _, f := range pathFlags {
-			if a == f && i+1 < len(args) {
-				out = append(out, a, fix(args[i+1]))
-				i++
-				matched = true
-				break
-			}
-			if strings.HasPrefix(a, f) && len(a) > len(f) {
-				out = append(out, f+fix(a[len(f):]))
-				matched = true
-				break
-			}
-		}
-		if !matched {
-			out = append(out, a)
-		}
-	}
-	return out
 }
 
 // withLanguage makes sure the flags name the language and a standard: -x from the document's
 // language (clangd's languageId), and a default -std when none is given. A standard of the other
-// language is dropped, and returned: compile_flags.txt gives one set of flags for every file, so
-// its -std=c++17 cannot be meant for a C file, and clang refuses the pair ("invalid argument
-// '-std=c++17' not allowed with 'C'"; clangd shows that error and parses on, clangd/clangd#431).
+// language is dropped, and returned (compiledb.OtherLanguageStandard).
 func withLanguage(flags []string, lang string) (out []string, dropped []string) {
 	isC := lang == "c"
+	kept, dropped := compiledb.OtherLanguageStandard(flags, isC)
 	hasX, hasStd := false, false
-	kept := make([]string, 0, len(flags))
-	for _, f := range flags {
+	for _, f := range kept {
 		if f == "-x" || (strings.HasPrefix(f, "-x") && len(f) > 2) {
 			hasX = true
 		}
-		if v, ok := stdValue(f); ok {
-			if cxx, known := stdIsCXX(v); known && cxx == isC {
-				dropped = append(dropped, f)
-				continue
-			}
+		if _, ok := compiledb.StdValue(f); ok {
 			hasStd = true
 		}
-		kept = append(kept, f)
 	}
 	var pre []string
 	if !hasX {
@@ -341,28 +196,4 @@ func withLanguage(flags []string, lang string) (out []string, dropped []string) 
 		}
 	}
 	return append(pre, kept...), dropped
-}
-
-// stdValue is the standard a -std=/--std= flag names.
-func stdValue(f string) (string, bool) {
-	for _, p := range []string{"-std=", "--std="} {
-		if strings.HasPrefix(f, p) {
-			return strings.TrimPrefix(f, p), true
-		}
-	}
-	return "", false
-}
-
-// stdIsCXX says whether standard v (c17, gnu++20, iso9899:1999, …) is C++'s; known is false for
-// the others (OpenCL's cl2.0, CUDA, HIP), which are left alone.
-func stdIsCXX(v string) (cxx, known bool) {
-	switch {
-	case strings.HasPrefix(v, "c++"), strings.HasPrefix(v, "gnu++"):
-		return true, true
-	case strings.HasPrefix(v, "c") && len(v) > 1 && v[1] >= '0' && v[1] <= '9',
-		strings.HasPrefix(v, "gnu") && len(v) > 3 && v[3] >= '0' && v[3] <= '9',
-		strings.HasPrefix(v, "iso9899:"):
-		return false, true
-	}
-	return false, false
 }

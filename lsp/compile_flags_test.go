@@ -74,14 +74,6 @@ func TestFlagsReloadWhenTheFileChanges(t *testing.T) {
 	}
 }
 
-func TestSplitCommand(t *testing.T) {
-	got := splitCommand(`cc -DMSG="hello world" -I'a b' x\ y.c`)
-	want := []string{"cc", "-DMSG=hello world", "-Ia b", "x y.c"}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("splitCommand = %q, want %q", got, want)
-	}
-}
-
 func writeFile(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

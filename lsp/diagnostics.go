@@ -1,6 +1,8 @@
 package lsp
 
 import (
+	"net/url"
+	"path/filepath"
 	"strings"
 
 	"github.com/hydra-lsp/hydra/checkers"
@@ -11,16 +13,17 @@ import (
 // now. Checker offsets are in the checked text, prefix + best attempt + suffix; the document
 // holds prefix, then the region (start, shown: what was accepted and written), then suffix.
 // An error in the part of the best attempt that was never written is put at the region's end.
-func mapDiagnostics(text string, enc posEncoding, res *engine.Result, g *generation, start int, shown string) []Diagnostic {
+//
+// The compiler's notes go into relatedInformation when the client shows it (related is true),
+// else after the message, one paragraph each, as clangd does (clangd/Diagnostics.cpp,
+// mainMessage with EmitRelatedLocations off).
+func mapDiagnostics(text string, enc posEncoding, res *engine.Result, g *generation, start int, shown string, related bool) []Diagnostic {
 	var out []Diagnostic
 	bestEnd := len(g.prefix) + len(res.Text)
 	regionBase := g.place.off // checked offset of the region's first byte
-	for _, ev := range res.Diagnostics {
-		if ev.Kind != "" && ev.Kind != checkers.KindError {
-			continue
-		}
+	docOff := func(o int) int {
 		var off int
-		switch o := ev.Off; {
+		switch {
 		case o < regionBase:
 			off = min(o, start)
 		case o < bestEnd:
@@ -28,15 +31,38 @@ func mapDiagnostics(text string, enc posEncoding, res *engine.Result, g *generat
 		default:
 			off = start + len(shown) + (o - bestEnd)
 		}
-		off = max(0, min(off, len(text)))
-		end := tokenEnd(text, off)
-		out = append(out, Diagnostic{
-			Range:    rangeAt(text, off, end, enc),
+		return max(0, min(off, len(text)))
+	}
+	for _, ev := range res.Diagnostics {
+		if ev.Kind != "" && ev.Kind != checkers.KindError {
+			continue
+		}
+		off := docOff(ev.Off)
+		d := Diagnostic{
+			Range:    rangeAt(text, off, tokenEnd(text, off), enc),
 			Severity: SeverityError,
 			Code:     ev.Cat,
 			Source:   "hydra",
 			Message:  ev.Diag,
-		})
+		}
+		for _, n := range ev.Notes {
+			if !related {
+				d.Message += "\n\nnote: " + n.String()
+				continue
+			}
+			loc := Location{URI: g.uri}
+			if n.File != "" {
+				// A header: its text is not at hand, so the column counts bytes.
+				loc = Location{URI: (&url.URL{Scheme: "file", Path: filepath.ToSlash(n.File)}).String()}
+				p := Position{Line: max(n.Line-1, 0), Character: max(n.Col-1, 0)}
+				loc.Range = Range{Start: p, End: p}
+			} else {
+				o := docOff(n.Off)
+				loc.Range = rangeAt(text, o, tokenEnd(text, o), enc)
+			}
+			d.RelatedInformation = append(d.RelatedInformation, DiagnosticRelatedInformation{Location: loc, Message: n.Diag})
+		}
+		out = append(out, d)
 	}
 	return out
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hydra-lsp/hydra/checkers"
 	"github.com/hydra-lsp/hydra/checkers/chunk"
+	"github.com/hydra-lsp/hydra/checkers/clang/compiledb"
 	"github.com/hydra-lsp/hydra/engine"
 	"github.com/hydra-lsp/hydra/engine/model"
 )
@@ -362,7 +363,13 @@ func (s *Server) sessionOptions(path, lang string) checkers.SessionOptions {
 		}
 	}
 	fs := s.flags.forFile(path, lang)
-	flags := append(append([]string(nil), fs.Flags...), s.cfg.get().ClangFlags...)
+	// The clangFlags setting may come from a workspace's settings file (.vscode/settings.json):
+	// it is sanitized like a database.
+	extra, dropped := compiledb.Sanitize(s.cfg.get().ClangFlags, "", "")
+	if msg := compiledb.Report("the clangFlags setting", dropped); msg != "" {
+		s.flags.tellOnce("clangFlags\x00"+strings.Join(s.cfg.get().ClangFlags, "\x00"), msg)
+	}
+	flags := append(append([]string(nil), fs.Flags...), extra...)
 	return checkers.SessionOptions{Flags: flags, Filename: filename, Root: s.rootFor(path)}
 }
 
@@ -685,7 +692,7 @@ func (s *Server) finish(g *generation, prog *progress, res *engine.Result, err e
 
 	var diags []Diagnostic
 	if !sum.OK && res != nil && text != "" && stopReason != reasonUserEdit {
-		diags = mapDiagnostics(text, s.enc, res, g, start, shown)
+		diags = mapDiagnostics(text, s.enc, res, g, start, shown, s.caps.TextDocument.PublishDiagnostics.RelatedInformation)
 	}
 	sum.Diagnostics = len(diags)
 	if text != "" {

@@ -178,6 +178,8 @@ type clientOptions struct {
 	neovim      bool     // debounced didChange, stale edits dropped but reported applied
 	args        []string // more arguments of `hydra lsp`
 	silentEdits bool     // the client never answers workspace/applyEdit
+	dir         string   // the server's working directory ("": the test's)
+	relatedInfo bool     // the client shows diagnostics' relatedInformation
 }
 
 // startServer spawns `hydra lsp` and initializes it.
@@ -190,6 +192,7 @@ func startServer(t *testing.T, o clientOptions) *client {
 	cmd.Env = append(os.Environ(), "HYDRA_CLANG_SHIM="+shimBin, "HYDRA_LSP_TEST_MARKER="+marker,
 		"HYDRA_MODEL_URL=", "HYDRA_MODEL=", "HYDRA_API_KEY=")
 	cmd.Env = append(cmd.Env, o.env...)
+	cmd.Dir = o.dir
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -234,8 +237,9 @@ func startServer(t *testing.T, o clientOptions) *client {
 			"configuration": o.config != nil,
 			"workspaceEdit": map[string]any{"documentChanges": !o.unversioned},
 		},
-		"window":  map[string]any{"workDoneProgress": !o.noProgress},
-		"general": map[string]any{"positionEncodings": []string{"utf-16"}},
+		"window":       map[string]any{"workDoneProgress": !o.noProgress},
+		"general":      map[string]any{"positionEncodings": []string{"utf-16"}},
+		"textDocument": map[string]any{"publishDiagnostics": map[string]any{"relatedInformation": o.relatedInfo}},
 	}
 	params := map[string]any{"processId": os.Getpid(), "rootUri": nil, "capabilities": caps}
 	if o.initOptions != nil {

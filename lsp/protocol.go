@@ -110,6 +110,21 @@ type Diagnostic struct {
 	Code     string `json:"code,omitempty"`
 	Source   string `json:"source,omitempty"`
 	Message  string `json:"message"`
+	// RelatedInformation holds the compiler's notes, for clients that show them
+	// (textDocument.publishDiagnostics.relatedInformation); others get them in Message.
+	RelatedInformation []DiagnosticRelatedInformation `json:"relatedInformation,omitempty"`
+}
+
+// DiagnosticRelatedInformation is a place and a message related to a diagnostic.
+type DiagnosticRelatedInformation struct {
+	Location Location `json:"location"`
+	Message  string   `json:"message"`
+}
+
+// Location is a range in a document.
+type Location struct {
+	URI   string `json:"uri"`
+	Range Range  `json:"range"`
 }
 
 // PublishDiagnosticsParams are textDocument/publishDiagnostics's parameters.
@@ -269,7 +284,10 @@ type ClientCapabilities struct {
 		WorkDoneProgress bool `json:"workDoneProgress"`
 	} `json:"window"`
 	TextDocument struct {
-		InlineCompletion *struct{} `json:"inlineCompletion"`
+		InlineCompletion   *struct{} `json:"inlineCompletion"`
+		PublishDiagnostics struct {
+			RelatedInformation bool `json:"relatedInformation"`
+		} `json:"publishDiagnostics"`
 	} `json:"textDocument"`
 	General struct {
 		PositionEncodings []string `json:"positionEncodings"`

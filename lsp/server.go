@@ -152,6 +152,7 @@ func New(opts Options) *Server {
 	}
 	s.cfg = newConfigStore(opts.Getenv)
 	s.flags = newFlagStore(s.logf, s.flagsChanged)
+	s.flags.tell = func(msg string) { s.showMessage(MessageWarning, "hydra: "+msg) }
 	warmBytes := opts.WarmBytes
 	if warmBytes == 0 {
 		warmBytes = DefaultWarmBytes
@@ -220,6 +221,12 @@ func (s *Server) stopAll() {
 // Logf logs one line of the server's work as logf does (for what runs beside it, such as the
 // model client's waiting for a loading server).
 func (s *Server) Logf(format string, args ...any) { s.logf(format, args...) }
+
+// Warn logs msg and shows it to the user as a warning (window/showMessage).
+func (s *Server) Warn(msg string) {
+	s.logf("%s", msg)
+	s.showMessage(MessageWarning, msg)
+}
 
 // logf logs one line of the server's work at its own level: to the client as window/logMessage
 // of type Info once initialized (VS Code's output channel shows it as [info], not as stderr's

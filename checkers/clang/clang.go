@@ -63,6 +63,10 @@ type Options struct {
 	// Stderr receives the shim processes' own standard error (Clang crash dumps, internal
 	// warnings). Nil discards it.
 	Stderr *os.File
+	// OnDroppedFlag, when set, is told each flag the checker left out of a session because
+	// Clang does not take it as GCC does (an unknown argument, a GCC-only warning option such as
+	// -Wlogical-op), with Clang's own reason; once per flag and Checker.
+	OnDroppedFlag func(flag, why string)
 	// Env is added to the shim processes' environment (KEY=VALUE), e.g. HYDRA_SHIM_NO_TRIM=1,
 	// which hydra bench checker uses to measure a lever side by side.
 	Env []string
@@ -101,9 +105,12 @@ type Checker struct {
 
 	nextID atomic.Int64
 
+	onDropped func(flag, why string)
+
 	// mu guards the fields below.
 	mu       sync.Mutex
 	closed   bool
+	told     map[string]bool // flags given to onDropped
 	sessions map[int64]*Session
 	cps      map[int64]*Checkpoint
 	byHash   map[[32]byte]*Checkpoint
@@ -133,6 +140,8 @@ func New(opts Options) (*Checker, error) {
 	return &Checker{
 		shim:      shim,
 		env:       env,
+		onDropped: opts.OnDroppedFlag,
+		told:      map[string]bool{},
 		plain:     opts.PlainJSON,
 		spin:      spin,
 		ring:      !opts.SocketOnly,
@@ -148,6 +157,10 @@ func New(opts Options) (*Checker, error) {
 
 // ShimPath returns the shim binary the Checker runs.
 func (c *Checker) ShimPath() string { return c.shim }
+
+// FindShim returns the shim binary a Checker with an empty Options.ShimPath runs, or an error
+// that names every place it looked.
+func FindShim() (string, error) { return findShim("") }
 
 // findShim resolves the shim binary as Options.ShimPath documents.
 func findShim(explicit string) (string, error) {
@@ -508,4 +521,25 @@ func (c *Checker) Close() error {
 		return fmt.Errorf("close clang checker: %w", err)
 	}
 	return nil
+}
+
+// droppedFlags passes the flags a shim's init event says it left out to OnDroppedFlag, each
+// once.
+func (c *Checker) droppedFlags(meta map[string]any) {
+	list, _ := meta["dropped_flags"].([]any)
+	if c.onDropped == nil || len(list) == 0 {
+		return
+	}
+	for _, x := range list {
+		m, _ := x.(map[string]any)
+		flag, _ := m["flag"].(string)
+		why, _ := m["why"].(string)
+		c.mu.Lock()
+		told := c.told[flag]
+		c.told[flag] = true
+		c.mu.Unlock()
+		if flag != "" && !told {
+			c.onDropped(flag, why)
+		}
+	}
 }

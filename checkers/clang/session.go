@@ -413,7 +413,7 @@ func (s *Session) deathReason(err error) string {
 		select {
 		case <-s.exited:
 			if s.exitErr != nil {
-				return fmt.Sprintf("checker process %d died without finishing: %v", pid, s.exitErr)
+				return fmt.Sprintf("checker process %d died without finishing: %v%s", pid, s.exitErr, s.c.startFailure(s.exitErr))
 			}
 			return fmt.Sprintf("checker process %d exited without finishing", pid)
 		case <-time.After(2 * time.Second):
@@ -446,6 +446,11 @@ func (s *Session) handle(ev checkers.Event) bool {
 		}
 		ev.ID, ev.Parent = s.id, s.parent
 		s.pushLocked(ev)
+		if ev.Meta != nil {
+			s.mu.Unlock()
+			s.c.droppedFlags(ev.Meta) // not under s.mu: the callback is the caller's
+			return false
+		}
 	case checkers.KindProgress:
 		i := 0
 		for i < len(s.pending) && s.pending[i] <= ev.Off {

@@ -26,11 +26,14 @@ func init() {
 	}
 }
 
-const checkUsage = `usage: hydra check [--json] [--checkpoint-every N] [--timeout D] [--root DIR] [-- clang flags…] FILE
+const checkUsage = `usage: hydra check [--json] [--checkpoint-every N] [--timeout D] [--root DIR] [--compile-commands-dir DIR] [--verbose] [-- clang flags…] FILE
 
 Streams FILE line by line (cut where the lexer state is clean) into one session of the
 incremental Clang checker, as a model would write it, and reports what the checker says.
-The language follows the extension (.c is C, anything else C++); -x and -std after --
+The compile flags are FILE's project's: its compile_commands.json or compile_flags.txt, found
+as clangd finds them (walking up from FILE's directory, build/ included) or in
+--compile-commands-dir, less every option that writes a file or loads code; flags after -- are
+added after them. The language follows the extension (.c is C, anything else C++); -x and -std
 override it. The checker reads no files outside FILE's directory (or --root), the directories
 the clang flags name and the system include paths. Exit status: 0 accepted, 1 rejected, 2 usage
 or internal error.
@@ -52,6 +55,8 @@ type checkArgs struct {
 	file    string
 	root    string   // project root the checker may read under (default: FILE's directory)
 	flags   []string // clang flags, language flags included
+	project projectOpts
+	stderr  io.Writer // notices (flags left out of checking); nil: none
 }
 
 // parseCheckArgs splits "[--json] [-- clang flags…] FILE": FILE may come before "--" or be
@@ -64,6 +69,7 @@ func parseCheckArgs(args []string, stderr io.Writer) (checkArgs, error) {
 	fs.DurationVar(&a.timeout, "timeout", 10*time.Minute, "give up after this long (0: never)")
 	fs.StringVar(&a.root, "root", "", "project `DIR` the checker may read files under (default: FILE's directory)")
 	fs.IntVar(&a.every, "checkpoint-every", 0, "also checkpoint every `N` chunks after the preamble (0: only where the preamble ends)")
+	a.project.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, checkUsage)
 		fs.PrintDefaults()
@@ -91,7 +97,12 @@ func parseCheckArgs(args []string, stderr io.Writer) (checkArgs, error) {
 		fs.Usage()
 		return a, errors.New("hydra check: no FILE given")
 	}
-	a.flags = languageFlags(a.file, clangFlags)
+	flags, err := a.project.flags(a.file, clangFlags, stderr)
+	if err != nil {
+		return a, fmt.Errorf("hydra check: %w", err)
+	}
+	a.flags = languageFlags(a.file, flags)
+	a.stderr = stderr
 	return a, nil
 }
 
@@ -158,7 +169,7 @@ func check(ctx context.Context, a checkArgs, w io.Writer) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	ch, err := clang.New(clang.Options{})
+	ch, err := clang.New(clang.Options{OnDroppedFlag: droppedFlagPrinter(a.stderr)})
 	if err != nil {
 		return false, fmt.Errorf("start checker: %w", err)
 	}
@@ -290,6 +301,8 @@ type (
 		Col   int    `json:"col"`
 		Cat   string `json:"cat"`
 		Diag  string `json:"diag"`
+		// Notes are the compiler's notes on the error (absent when it gave none).
+		Notes []checkers.Note `json:"notes,omitempty"`
 	}
 	jsonDone struct {
 		Event string `json:"event"`
@@ -309,9 +322,17 @@ func (p *checkPrinter) print(ev checkers.Event) {
 		v = jsonChkpt{ev.Kind, ev.Off, ev.ID}
 	case checkers.KindError:
 		p.errors++
-		v = jsonError{ev.Kind, ev.Off, ev.Line, ev.Col, ev.Cat, ev.Diag}
+		v = jsonError{ev.Kind, ev.Off, ev.Line, ev.Col, ev.Cat, ev.Diag, ev.Notes}
 		if !p.json {
 			fmt.Fprintf(p.w, "%s:%d:%d: error: %s [%s]\n", p.file, ev.Line, ev.Col, ev.Diag, ev.Cat)
+			for _, n := range ev.Notes {
+				// As clang prints them: FILE:LINE:COL: note: …
+				file, line := p.file, n.Line
+				if n.File != "" {
+					file = n.File
+				}
+				fmt.Fprintf(p.w, "%s:%d:%d: note: %s\n", file, line, n.Col, n.Diag)
+			}
 		}
 	case checkers.KindDone:
 		v = jsonDone{ev.Kind, ev.OK && p.errors == 0}

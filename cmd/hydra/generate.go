@@ -67,17 +67,21 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		maxAttempts = fs.Int("max-attempts", d.MaxAttempts, "attempts (rollouts) at most, the first included")
 		deadline    = fs.Duration("deadline", d.Deadline, "wall-time limit of the search")
 		temperature = fs.Float64("temperature", 0.2, "sampling temperature")
-		stopClose   = fs.Bool("stop-at-close", false, "end generation once the construct at the end of the prompt is closed")
+		stopClose   = fs.Bool("stop-at-close", false, "end generation once the construct at the end of the prompt is closed (default: on with a non-empty --suffix, as in the editors)")
+		bestAttempt = fs.String("best-attempt", "", "when no program is accepted, write the best attempt (prompt, generated text, suffix) to this `FILE`; stdout then holds nothing")
 		quiet       = fs.Bool("quiet", false, "no progress messages on stderr")
 		suffixFile  = fs.String("suffix", "", "file holding the code after the insertion point: checked with the result, and sent to the model (fill-in-the-middle)")
 		fim         = fs.String("fim", "auto", "fill-in-the-middle format: "+strings.Join(model.FIMNames(), ", ")+" (auto: from the model's name)")
 		wait        = fs.Duration("wait", defWait, "how long to wait for a model server that is starting or loading its model (default $HYDRA_MODEL_WAIT, else 1m)")
 		traceSVG    = fs.String("trace-svg", "", "draw the search (tree over program lines, streaming vs checking timeline) to this SVG file")
+		project     projectOpts
 	)
+	project.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: hydra generate --model-url URL --model NAME [--policy NAME] [--json] [flags] [-- clang flags…] PROMPT_FILE")
+		fmt.Fprintln(stderr, "usage: hydra generate [--model-url URL] [--model NAME] [--policy NAME] [--json] [flags] [-- clang flags…] PROMPT_FILE")
 		fmt.Fprintln(stderr, "\nThe model continues PROMPT_FILE (the start of a C or C++ program) while Clang checks it;")
-		fmt.Fprintln(stderr, "stdout is PROMPT_FILE's text followed by the accepted continuation (and the --suffix file's text).")
+		fmt.Fprintln(stderr, "stdout is PROMPT_FILE's text followed by the accepted continuation (and the --suffix file's text);")
+		fmt.Fprintln(stderr, "nothing when no program was accepted (--best-attempt FILE keeps the best attempt).")
 		fmt.Fprintln(stderr, "Exit status: 0 accepted, 1 not accepted, 2 usage or infrastructure error.")
 		fmt.Fprintln(stderr, "HYDRA_MODEL_URL, HYDRA_MODEL and HYDRA_API_KEY are read when the flags are absent; without a model")
 		fmt.Fprintln(stderr, "name, the one model the server serves is used (`hydra models --model-url URL` lists them).\n\nflags:")
@@ -125,8 +129,19 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		}
 		suffix = string(b)
 	}
+	// As the editors do: code after the insertion point closes the construct being written, so
+	// the model's own closing brace would be one too many.
+	stopSet := false
+	fs.Visit(func(f *flag.Flag) { stopSet = stopSet || f.Name == "stop-at-close" })
+	if !stopSet {
+		*stopClose = strings.TrimSpace(suffix) != ""
+	}
 	src, err := os.ReadFile(file)
 	if err != nil {
+		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
+		return 2
+	}
+	if clangFlags, err = project.flags(file, clangFlags, stderr); err != nil {
 		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
 		return 2
 	}
@@ -140,7 +155,7 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
 		return 2
 	}
-	ck, err := clang.New(clang.Options{})
+	ck, err := clang.New(clang.Options{OnDroppedFlag: droppedFlagPrinter(stderr)})
 	if err != nil {
 		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
 		return 2
@@ -197,8 +212,16 @@ func generate(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "hydra generate: %v\n", jerr)
 			return 2
 		}
-	} else {
+	} else if res.OK {
 		fmt.Fprint(stdout, text)
+	} else if *bestAttempt != "" {
+		// Not accepted: stdout stays empty (`hydra generate … > file.c` writes no code that does
+		// not compile); the best attempt goes where it was asked to.
+		if werr := os.WriteFile(*bestAttempt, []byte(text), 0o644); werr != nil {
+			fmt.Fprintf(stderr, "hydra generate: --best-attempt: %v\n", werr)
+			return 2
+		}
+		fmt.Fprintf(stderr, "hydra: the best attempt, not accepted, is in %s\n", *bestAttempt)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "hydra generate: %v\n", err)

@@ -60,7 +60,7 @@ func TestGenerateCLI(t *testing.T) {
 		{"clang flags after --", []string{"--model-url", good.URL, "--model", "m", "--", "-std=c11", file}, "", 0, genPrompt + genGood, ""},
 		{"prompt file before --", []string{"--model-url", good.URL, "--model", "m", file, "--", "-std=c11"}, "", 0, genPrompt + genGood, ""},
 		{"model url from the environment", []string{"--model", "m", file}, good.URL, 0, genPrompt + genGood, ""},
-		{"not accepted exits 1 with diagnostics", []string{"--model-url", bad.URL, "--model", "m", "--max-attempts", "2", "--policy", "default", file}, "", 1, genPrompt + genBad, "undeclared identifier 'c'"},
+		{"not accepted exits 1 with diagnostics", []string{"--model-url", bad.URL, "--model", "m", "--max-attempts", "2", "--policy", "default", file}, "", 1, "", "undeclared identifier 'c'"},
 		{"model server down exits 2", []string{"--model-url", down.URL, "--model", "m", "--wait", "0s", file}, "", 2, "", "model server"},
 		{"missing prompt file exits 2", []string{"--model-url", good.URL, filepath.Join(t.TempDir(), "nope.c")}, "", 2, "", "no such file"},
 		{"no prompt file exits 2", []string{"--model-url", good.URL}, "", 2, "", "no PROMPT_FILE"},
@@ -105,4 +105,49 @@ func TestGenerateCLI(t *testing.T) {
 			t.Errorf("json = %+v", got)
 		}
 	})
+}
+
+// A run that is not accepted writes no program to stdout (`hydra generate … > file.c` must not
+// write code that does not compile); --best-attempt keeps the attempt in a file.
+func TestGenerateNotAcceptedWritesNoProgram(t *testing.T) {
+	t.Setenv("HYDRA_API_KEY", "")
+	file := writePrompt(t)
+	bad := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{{Text: genBad, Chunk: 4}}})
+	code, out, errs := runGen(t, "--model-url", bad.URL, "--model", "m", "--max-attempts", "1", file)
+	if code != 1 || out != "" {
+		t.Fatalf("exit %d, stdout %q; want 1 and nothing\n%s", code, out, errs)
+	}
+	best := filepath.Join(t.TempDir(), "best.c")
+	code, out, errs = runGen(t, "--model-url", bad.URL, "--model", "m", "--max-attempts", "1", "--best-attempt", best, file)
+	got, err := os.ReadFile(best)
+	if code != 1 || out != "" || err != nil || string(got) != genPrompt+genBad || !strings.Contains(errs, best) {
+		t.Fatalf("exit %d, stdout %q, best %q (%v); want 1, nothing, the attempt in %s\n%s", code, out, got, err, best, errs)
+	}
+}
+
+// With --suffix (the code after the insertion point, which closes the function), generation
+// stops at the enclosing block as in the editors: the model's own closing brace is not kept, and
+// an indented one does not indent the suffix's twice.
+func TestGenerateSuffixStopsAtTheEnclosingBlock(t *testing.T) {
+	t.Setenv("HYDRA_API_KEY", "")
+	dir := t.TempDir()
+	prompt := filepath.Join(dir, "s.cpp")
+	suffix := filepath.Join(dir, "suffix.cpp")
+	const pre = "struct S {\n  int twice(int x) {\n"
+	const suf = "  }\n};\n"
+	for p, text := range map[string]string{prompt: pre, suffix: suf} {
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	model := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{{Text: "    return 2 * x;\n  }\n};\nint junk;\n", Chunk: 3}}})
+	code, out, errs := runGen(t, "--model-url", model.URL, "--model", "m", "--suffix", suffix, prompt)
+	if code != 0 || out != pre+"    return 2 * x;\n"+suf {
+		t.Fatalf("exit %d, stdout %q; want the body once, closed by the suffix\n%s", code, out, errs)
+	}
+	// --stop-at-close=false keeps what the model wrote (and the doubled brace fails).
+	code, _, errs = runGen(t, "--model-url", model.URL, "--model", "m", "--stop-at-close=false", "--suffix", suffix, prompt)
+	if code != 1 {
+		t.Fatalf("with --stop-at-close=false: exit %d, want 1 (the model's closing braces and the suffix's)\n%s", code, errs)
+	}
 }

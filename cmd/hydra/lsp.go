@@ -77,13 +77,18 @@ handle goes to clangd, and clangd's diagnostics come merged with Hydra's.
 		defer f.Close()
 		logw, logFile = f, f
 	}
-	ck, err := clang.New(clang.Options{Stderr: logw})
+	var srv *lsp.Server // the model client's progress and the checker's notices reach the user through it, once it runs
+	ck, err := clang.New(clang.Options{Stderr: logw, OnDroppedFlag: func(flag, why string) {
+		if srv != nil {
+			srv.Warn(fmt.Sprintf("hydra: %s is left out of checking: %s", flag, why))
+		}
+	}})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hydra lsp: clang checker: %v\n", err)
 		return 2
 	}
-	var srv *lsp.Server // the model client's progress is logged through it, once it runs
 	srv = lsp.New(lsp.Options{
+		Version: buildVersion(),
 		Checker: ck,
 		Search: func(ctx context.Context, c checkers.Checker, g model.Generator, req engine.Request) (*engine.Result, error) {
 			return engine.Search(ctx, c, g, req)

@@ -29,6 +29,10 @@ func main() {
 		}
 		return
 	}
+	if os.Args[1] == "--version" || os.Args[1] == "-version" {
+		printVersion(os.Stdout)
+		return
+	}
 	cmd, ok := commands[os.Args[1]]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "hydra: unknown command %q\n\n", os.Args[1])

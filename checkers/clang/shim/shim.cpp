@@ -39,6 +39,7 @@
 
 #include "alloc.h"
 #include "foldingset.h"
+#include "invocation.h"
 #include "ring.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Basic/AllDiagnostics.h"
@@ -1053,13 +1054,18 @@ public:
       Meta["file_col"] = int64_t(Pend.HeaderCol);
     }
     ++Errors;
-    send({{"event", "error"},
-          {"off", int64_t(Pend.At.Off)},
-          {"line", int64_t(Pend.At.Line)},
-          {"col", int64_t(Pend.At.Col)},
-          {"cat", Pend.Cat},
-          {"diag", Pend.Diag},
-          {"meta", std::move(Meta)}});
+    if (Pend.NotesSeen > Pend.Notes.size())
+      Meta["notes_left_out"] = int64_t(Pend.NotesSeen - Pend.Notes.size());
+    llvm::json::Object Ev{{"event", "error"},
+                          {"off", int64_t(Pend.At.Off)},
+                          {"line", int64_t(Pend.At.Line)},
+                          {"col", int64_t(Pend.At.Col)},
+                          {"cat", Pend.Cat},
+                          {"diag", Pend.Diag},
+                          {"meta", std::move(Meta)}};
+    if (!Pend.Notes.empty())
+      Ev["notes"] = std::move(Pend.Notes);
+    sendObject(std::move(Ev));
   }
 
 private:
@@ -1070,11 +1076,49 @@ private:
     std::string Name, Cat, Diag, Option, HeaderFile;
     unsigned HeaderLine = 0, HeaderCol = 0;
     Place At;
+    llvm::json::Array Notes; // the error's notes as the error event carries them
+    size_t NotesBytes = 0, NotesSeen = 0;
   };
+
+  // Budget of the notes an error event carries: the candidates and the instantiation stack a
+  // reader (or a model repairing the code) needs, not a page of them. Notes past it are counted.
+  static constexpr size_t MaxNotes = 8, MaxNotesBytes = 4096, MaxNoteBytes = 512;
+
+  // keepNote adds a note to the pending error, with its place: an offset, line and column in the
+  // checked text, or the file, line and column of a header.
+  void keepNote(const Diagnostic &Info) {
+    ++Pend.NotesSeen;
+    if (Pend.Notes.size() >= MaxNotes || Pend.NotesBytes >= MaxNotesBytes)
+      return;
+    llvm::SmallString<256> Text;
+    Info.FormatDiagnostic(Text);
+    std::string Msg = Text.str().str();
+    if (Msg.size() > MaxNoteBytes)
+      Msg = Msg.substr(0, MaxNoteBytes) + "…";
+    llvm::json::Object N{{"diag", Msg}};
+    Place P;
+    if (Info.hasSourceManager() && Info.getLocation().isValid()) {
+      if (userPlace(Info.getLocation(), P)) {
+        N["off"] = int64_t(P.Off);
+        N["line"] = int64_t(P.Line);
+        N["col"] = int64_t(P.Col);
+      } else {
+        PresumedLoc PL = SM->getPresumedLoc(SM->getFileLoc(Info.getLocation()));
+        if (PL.isValid()) {
+          N["file"] = std::string(PL.getFilename());
+          N["line"] = int64_t(PL.getLine());
+          N["col"] = int64_t(PL.getColumn());
+        }
+      }
+    }
+    Pend.NotesBytes += Msg.size();
+    Pend.Notes.push_back(std::move(N));
+  }
 
   void onNote(const Diagnostic &Info) {
     if (!Pend.Active)
       return;
+    keepNote(Info);
     llvm::StringRef N = diagName(Info.getID());
     if (Pend.Name.rfind("err_ovl_no_viable", 0) == 0 && N.starts_with("note_ovl_candidate_arity"))
       Pend.Cat = "wrong_argument_count";
@@ -1701,42 +1745,30 @@ int main(int argc, char **argv) {
   installCrashHandlers();
   startWatchdog(gChanFd);
 
-  send({{"event", "init"},
-        {"id", TheStream.Session},
-        {"pid", int64_t(getpid())},
-        {"off", int64_t(0)}});
-
-  // The invocation is what the clang driver makes of: clang -fsyntax-only -iquote DIR FLAGS FILE.
+  // The invocation is what the clang driver makes of: clang -fsyntax-only -iquote DIR FLAGS FILE,
+  // less the flags Clang does not take as GCC does, and with every output cleared
+  // (invocation.h). The flags it dropped travel with the init event, for the driver to tell once.
   std::string Dir = llvm::StringRef(TheStream.Filename).rsplit('/').first.str();
   if (TheStream.Filename.find('/') == std::string::npos)
     Dir = ".";
-  std::vector<const char *> Args = {ClangPath.c_str(), "-fsyntax-only", "-iquote", Dir.c_str()};
-  for (const std::string &F : Flags)
-    Args.push_back(F.c_str());
-  Args.push_back(TheStream.Filename.c_str());
+  hydra::Invocation Made = hydra::makeInvocation(ClangPath, Dir, Flags, TheStream.Filename);
+  llvm::json::Array Dropped;
+  for (const hydra::DroppedFlag &D : Made.Dropped)
+    Dropped.push_back(llvm::json::Object{{"flag", D.Flag}, {"why", D.Why}});
+  llvm::json::Object Init{{"event", "init"}, {"id", TheStream.Session}, {"pid", int64_t(getpid())}, {"off", int64_t(0)}};
+  if (!Dropped.empty())
+    Init["meta"] = llvm::json::Object{{"dropped_flags", std::move(Dropped)}};
+  sendObject(std::move(Init));
 
   ErrorReporter Reporter;
-  std::string DriverErrors;
-  llvm::raw_string_ostream DriverOS(DriverErrors);
-  auto DiagOpts = llvm::makeIntrusiveRefCnt<DiagnosticOptions>();
-  auto DriverDiags = CompilerInstance::createDiagnostics(
-      DiagOpts.get(), new TextDiagnosticPrinter(DriverOS, DiagOpts.get()));
-  CreateInvocationOptions CIOpts;
-  CIOpts.Diags = DriverDiags;
-  std::vector<std::string> CC1;
-  CIOpts.CC1Args = &CC1;
-  std::shared_ptr<CompilerInvocation> Inv = createInvocation(Args, CIOpts);
-  if (!Inv || DriverDiags->hasErrorOccurred()) {
-    DriverOS.flush();
-    std::string Why = llvm::StringRef(DriverErrors).trim().str();
-    if (Why.empty())
-      Why = "the clang driver made no compile job of them";
+  std::shared_ptr<CompilerInvocation> Inv = std::move(Made.Inv);
+  if (!Inv) {
     send({{"event", "error"},
           {"off", int64_t(0)},
           {"line", int64_t(1)},
           {"col", int64_t(1)},
           {"cat", "fatal"},
-          {"diag", "invalid compiler flags: " + Why}});
+          {"diag", "invalid compiler flags: " + Made.Error}});
     send({{"event", "done"}, {"ok", false}});
     _exit(0);
   }
