@@ -140,6 +140,23 @@ func (s *search) excused(r *rollout, ev checkers.Event) bool {
 	return false
 }
 
+// documentHas says whether ev, an error a rollout met inside the prefix, is the document's own:
+// the document with the generated region empty (the baseline, checked once) has the same error
+// at the same place. When the baseline cannot be checked, an error inside the prefix counts as
+// the document's, as before this check existed.
+func (s *search) documentHas(ev checkers.Event) bool {
+	b := s.checkBaseline()
+	if b.err != nil {
+		return true
+	}
+	for _, e := range b.errs {
+		if e.Diag == ev.Diag && (e.Off == ev.Off || (ev.Line > 0 && e.Line == ev.Line)) {
+			return true
+		}
+	}
+	return false
+}
+
 // acceptsDespiteErrors says whether a rollout whose session ended with done{ok:false} is
 // accepted: in baseline mode, when the baseline had errors (each error the rollout met was
 // excused, or it would have stopped at it) and the generated text closes what it must — an

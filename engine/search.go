@@ -574,16 +574,14 @@ func (s *search) checkError(r *rollout, ev checkers.Event) {
 	}
 	off := ev.Off
 	if off < s.t.prefixLen {
-		if !s.rootConfirmed {
+		// Reported in the prefix before the prefix was accepted, or again after a repair: the
+		// prefix's own error only when the document without the generated text has it too.
+		// Otherwise it is the generated text's (an `#if`, `extern "C" {`, namespace or class
+		// that the suffix closes is left open without it; a template instantiated from
+		// it; a declaration it conflicts with), and it is repaired like any other.
+		if (!s.rootConfirmed || s.clampedDiag[ev.Diag]) && s.documentHas(ev) {
 			// The document before the insertion point does not compile: nothing generated
 			// can fix that.
-			s.prefixError(r, ev)
-			return
-		}
-		// Reported in the prefix after the prefix was accepted: caused by generated text (a
-		// template instantiated from it, a declaration it conflicts with) or a late report
-		// of the prefix's own error. The same error twice means the latter.
-		if s.clampedDiag[ev.Diag] {
 			s.prefixError(r, ev)
 			return
 		}

@@ -4,13 +4,15 @@
 #                                   # bubblewrap + util-linux (prlimit) for the sandbox of `hydra bench`
 #   scripts/install-deps.sh test    # plus what the test suite needs: clangd, Neovim, Emacs + eglot, Node.js,
 #                                   # tmux and jq (the editors' terminal tests), chromium and what
-#                                   # code-server's native modules build with (VS Code's tests)
+#                                   # code-server's native modules build with (VS Code's tests),
+#                                   # cmake, g++ and googletest's source (the real-project tests)
 # Runs apt-get as root (or through sudo); prints the command and fails when it cannot.
 set -euo pipefail
 
 build_pkgs=(clang-19 libclang-cpp19-dev llvm-19-dev libclang-19-dev libstdc++-12-dev make bubblewrap util-linux)
 test_pkgs=(clangd-19 neovim emacs-nox elpa-eglot procps debootstrap tmux jq
-  chromium python3 pkg-config) # the last three: VS Code's tests (vscode-extension/test/vscode/setup.sh)
+  chromium python3 pkg-config # these three: VS Code's tests (vscode-extension/test/vscode/setup.sh)
+  cmake g++ googletest) # the real-project tests (internal/realproject): googletest's source, configured with GCC
 
 want=("${build_pkgs[@]}")
 if [ "${1:-build}" = test ]; then

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hydra-lsp/hydra/engine"
+	"github.com/hydra-lsp/hydra/engine/model/modeltest"
+	"github.com/hydra-lsp/hydra/internal/realproject"
+)
+
+// TestRealProjectGoogletestCLI regenerates real function bodies of googletest (configured with
+// CMake and GCC, internal/realproject) with `hydra generate --suffix` (in-process), the flags
+// found in the project's compile_commands.json, and the scripted stand-in model whose first
+// attempt has a realistic mistake. The result must equal upstream and compile with the project's
+// own command. The "inside #if" case needs the checker to see a conditional that spans chunks
+// (the prefix opens `#if GTEST_OS_LINUX`, the suffix closes it).
+func TestRealProjectGoogletestCLI(t *testing.T) {
+	t.Setenv("HYDRA_API_KEY", "")
+	p := realproject.Googletest(t)
+	for _, c := range realproject.GoogletestCuts {
+		t.Run(c.Name, func(t *testing.T) {
+			upstream, prefix, body, suffix := c.Split(t, p)
+			first, repair := c.Attempts(body)
+			model := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{
+				{PromptContains: engine.FeedbackMarker, Text: repair, Chunk: 4},
+				{Text: first, Chunk: 4},
+			}})
+			// The prompt file sits beside the original, so that its "…" includes resolve
+			// the same way.
+			path := filepath.Join(p.Dir, c.File)
+			prompt := filepath.Join(filepath.Dir(path), "hydra-prompt-"+filepath.Base(path))
+			suffixFile := filepath.Join(t.TempDir(), "suffix")
+			if err := os.WriteFile(prompt, []byte(prefix), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(suffixFile, []byte(suffix), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errs := runGen(t, "--model-url", model.URL, "--model", "m", "--quiet", "--suffix", suffixFile,
+				"--compile-commands-dir", p.Build, prompt)
+			if code != 0 {
+				t.Fatalf("exit %d; want the repair accepted\n%s", code, errs)
+			}
+			if out != upstream {
+				t.Fatalf("the result differs from upstream; generated body:\n%s", out[len(prefix):min(len(out), len(prefix)+len(body)+40)])
+			}
+			if n := len(model.Calls()); n != 2 {
+				t.Errorf("%d model requests, want the first attempt and one repair", n)
+			}
+			if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p.Command(t, c.CompiledBy).Compile(t)
+		})
+	}
+}

@@ -1,0 +1,162 @@
+// Package realproject sets up a real C++ project for the tests that regenerate its functions
+// (issue 34, "How it is tested"): googletest, as Debian ships its source in /usr/src/googletest
+// (package googletest; scripts/install-deps.sh test installs it and cmake). Nothing of it is
+// committed here. Googletest copies the project to a temporary directory and configures it with
+// CMake and GCC, so that compile_commands.json holds GCC's commands as on a user's machine; Cuts
+// are real function bodies to regenerate, each with the realistic mistake the scripted stand-in
+// model makes in its first attempt.
+package realproject
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// GoogletestSrc is where Debian's googletest package puts the project's source.
+const GoogletestSrc = "/usr/src/googletest"
+
+// Project is a configured copy of a project.
+type Project struct {
+	// Dir is the copy's root; Build its CMake build directory (holding compile_commands.json).
+	Dir, Build string
+	commands   []Command
+}
+
+// Command is one entry of compile_commands.json.
+type Command struct {
+	Directory string `json:"directory"`
+	Command   string `json:"command"`
+	File      string `json:"file"`
+}
+
+// Googletest copies googletest and configures it with GCC, samples on (so that test files that
+// use the framework are in the database). It fails t, naming the package to install, when
+// cmake, GCC or the source is missing.
+func Googletest(t testing.TB) *Project {
+	t.Helper()
+	for _, tool := range []string{"cmake", "gcc", "g++"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is needed for the real-project tests (scripts/install-deps.sh test): %v", tool, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(GoogletestSrc, "CMakeLists.txt")); err != nil {
+		t.Fatalf("googletest's source is needed (Debian package googletest; scripts/install-deps.sh test): %v", err)
+	}
+	dir := filepath.Join(t.TempDir(), "googletest")
+	if out, err := exec.Command("cp", "-r", GoogletestSrc, dir).CombinedOutput(); err != nil {
+		t.Fatalf("copy googletest: %v\n%s", err, out)
+	}
+	p := &Project{Dir: dir, Build: filepath.Join(dir, "build")}
+	cmd := exec.Command("cmake", "-S", dir, "-B", p.Build, "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
+		"-DCMAKE_C_COMPILER=gcc", "-DCMAKE_CXX_COMPILER=g++", "-Dgtest_build_samples=ON")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("cmake: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(filepath.Join(p.Build, "compile_commands.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &p.commands); err != nil {
+		t.Fatalf("compile_commands.json: %v", err)
+	}
+	return p
+}
+
+// Command returns the database's entry for file (a path under the project).
+func (p *Project) Command(t testing.TB, file string) Command {
+	t.Helper()
+	want := filepath.Join(p.Dir, file)
+	for _, c := range p.commands {
+		if c.File == want {
+			return c
+		}
+	}
+	t.Fatalf("no entry for %s in compile_commands.json", want)
+	return Command{}
+}
+
+// Compile runs the entry's own command (GCC), its object file sent to a temporary path, and
+// fails t with GCC's output when it does not compile.
+func (c Command) Compile(t testing.TB) {
+	t.Helper()
+	args := strings.Fields(c.Command)
+	for i := range args {
+		if args[i] == "-o" && i+1 < len(args) {
+			args[i+1] = filepath.Join(t.TempDir(), "out.o")
+		}
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = c.Directory
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the project's own command fails on the result: %v\n%s\n%s", err, c.Command, out)
+	}
+}
+
+// Cut is a function body of a real file to regenerate.
+type Cut struct {
+	Name string
+	File string // under the project
+	// Sig is the line that opens the body (the prefix ends with it), unique in the file;
+	// Close the line that closes it (the first one after Sig).
+	Sig, Close string
+	// Mistake and Fix: the first attempt has Mistake instead of Fix in the body's first line,
+	// so the repair goes back to the start of the body.
+	Mistake, Fix string
+	// CompiledBy is the database entry whose command compiles File (itself, or a file that
+	// #includes it).
+	CompiledBy string
+}
+
+// GoogletestCuts are the bodies regenerated in googletest: one in a test file that uses the
+// framework, one in the 6,795-line gtest.cc, one a function template, one a template inside
+// `#if GTEST_OS_LINUX … #endif`.
+var GoogletestCuts = []Cut{
+	{Name: "test file using the framework", File: "googletest/samples/sample1_unittest.cc",
+		Sig: "TEST(IsPrimeTest, Trivial) {\n", Close: "}\n", Mistake: "isPrime(0)", Fix: "IsPrime(0)",
+		CompiledBy: "googletest/samples/sample1_unittest.cc"},
+	{Name: "file over 2,000 lines", File: "googletest/src/gtest.cc",
+		Sig: "static bool TestSuitePassed(const TestSuite* test_suite) {\n", Close: "}\n",
+		Mistake: "test_suite->passed()", Fix: "test_suite->Passed()", CompiledBy: "googletest/src/gtest-all.cc"},
+	{Name: "template", File: "googletest/src/gtest-printers.cc",
+		Sig: "        PrintCharsAsStringTo(const CharType* begin, size_t len, ostream* os) {\n", Close: "}\n",
+		Mistake: "GetCharWidthPrefix(begin)", Fix: "GetCharWidthPrefix(*begin)", CompiledBy: "googletest/src/gtest-all.cc"},
+	{Name: "inside #if", File: "googletest/src/gtest-port.cc",
+		Sig: "T ReadProcFileField(const std::string& filename, int field) {\n", Close: "}\n",
+		Mistake: "std::string dumy;", Fix: "std::string dummy;", CompiledBy: "googletest/src/gtest-all.cc"},
+}
+
+// Split reads the cut's file in p and returns it whole (upstream), the text before the body
+// (ending with Sig), the body and the text after it (starting with Close).
+func (c Cut) Split(t testing.TB, p *Project) (upstream, prefix, body, suffix string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(p.Dir, c.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	upstream = string(b)
+	if strings.Count(upstream, c.Sig) != 1 {
+		t.Fatalf("%s: the signature line %q is not unique", c.File, c.Sig)
+	}
+	at := strings.Index(upstream, c.Sig) + len(c.Sig)
+	end := strings.Index(upstream[at:], "\n"+c.Close)
+	if end < 0 {
+		t.Fatalf("%s: no line %q after %q", c.File, c.Close, c.Sig)
+	}
+	body = upstream[at : at+end+1]
+	if first := body[:strings.IndexByte(body, '\n')+1]; !strings.Contains(first, c.Fix) {
+		t.Fatalf("%s: the body's first line %q does not hold %q", c.File, first, c.Fix)
+	}
+	return upstream, upstream[:at], body, upstream[at+len(body):]
+}
+
+// Attempts are what the scripted stand-in writes: the body with the mistake, then (prompted
+// with the checker's feedback) the right one, each followed by the closing line and more code,
+// as a model goes on.
+func (c Cut) Attempts(body string) (first, repair string) {
+	more := c.Close + "\nint more;\n"
+	return strings.Replace(body, c.Fix, c.Mistake, 1) + more, body + more
+}
