@@ -538,11 +538,13 @@ ACTION is an LSP Command, ExecuteCommandParams or CodeAction (without an edit)."
          (equal (plist-get command :command) "hydra.generate")
          command)))
 
-;; eglot 1.9 (Emacs 28): the code action's command goes to `eglot-execute-command'.
-(cl-defmethod eglot-execute-command
-  ((server hydra-eglot-server) (_command (eql hydra.generate)) arguments)
-  "Run hydra.generate with ARGUMENTS as M-x hydra-generate does (see above)."
-  (hydra--generate-command server arguments))
+;; eglot 1.9 (Emacs 28): the code action's command goes to `eglot-execute-command'
+;; (obsolete since Emacs 30, where eglot no longer calls it).
+(with-suppressed-warnings ((obsolete eglot-execute-command))
+  (cl-defmethod eglot-execute-command
+    ((server hydra-eglot-server) (_command (eql hydra.generate)) arguments)
+    "Run hydra.generate with ARGUMENTS as M-x hydra-generate does (see above)."
+    (hydra--generate-command server arguments)))
 
 ;; Emacs 30's eglot: every code action, command and lightbulb goes to `eglot-execute'.
 (when (fboundp 'eglot-execute)
