@@ -322,6 +322,27 @@ try {
     assert(got === expected, `action.cpp is ${JSON.stringify(got)}`);
   });
 
+  await check("a project with compile_commands.json: generating inside a namespace the file closes later", async () => {
+    // proj/src/stats.cpp finds "sumlib.h" only through the database's -Iinclude.
+    await open("stats.cpp");
+    await goto(5, 1);
+    const r = await generateAndWait(() => palette("Hydra: Generate with Repair"), /accepted/);
+    note(`notifications: ${JSON.stringify(r.seen)}`);
+    const got = await save("proj/src/stats.cpp");
+    const want =
+      '#include "sumlib.h"\n\nnamespace sumlib {\nint sum(const std::vector<int>& v) {\n' +
+      "  int total = 0;\n  for (int x : v) total += x;\n  return total;\n}\n}  // namespace sumlib\n";
+    assert(got === want, `stats.cpp is ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+    // The project's own command (its flags, from the database) accepts the file.
+    try {
+      execFileSync(process.env.HYDRA_CLANG || "clang-19", ["-fsyntax-only", "-std=gnu++17", "-Iinclude", "src/stats.cpp"], { cwd: join(ws, "proj"), stdio: "pipe" });
+    } catch (e) {
+      throw new Error(`the project's command rejects it: ${String(e.stderr ?? e)}`);
+    }
+    const log = hydraLog();
+    assert(/compile_commands\.json/.test(log), "the server's log does not say the flags came from compile_commands.json");
+  });
+
   await check("Quick Fix (Ctrl+.) offers the action as a refactoring; the lightbulb shows on a selection", async () => {
     await open("bulb.cpp");
     await goto(5, 1);
