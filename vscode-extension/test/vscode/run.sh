@@ -37,13 +37,12 @@ for f in gen action bulb ghost body settings; do cp "$HYDRA_TESTDATA/sum.cpp" "$
 for f in cancel1 cancel2; do cp "$HYDRA_TESTDATA/slow.cpp" "$ws/$f.cpp"; done
 cp "$HYDRA_TESTDATA/sum.cpp" "$ws/"
 printf -- '-std=c++17\n' >"$ws/compile_flags.txt"
-# A project as CMake leaves it: its flags only in compile_commands.json (the header is found
-# through -Iinclude alone), the function to write inside a namespace that the rest of the file
-# (the suffix) closes.
+# A project as CMake leaves it with GCC: its flags only in compile_commands.json (the header is
+# found through -Iinclude alone), the function to write followed by more of the file (the suffix).
 mkdir -p "$ws/proj/include" "$ws/proj/src"
-printf '#pragma once\n#include <vector>\n\nnamespace sumlib {\n// Returns the sum of v.\nint sum(const std::vector<int>& v);\n}  // namespace sumlib\n' \
+printf '#pragma once\n#include <vector>\n\n// Returns the sum of v.\nint sum(const std::vector<int>& v);\n' \
   >"$ws/proj/include/sumlib.h"
-printf '#include "sumlib.h"\n\nnamespace sumlib {\nint sum(const std::vector<int>& v) {\n\n}  // namespace sumlib\n' \
+printf '#include "sumlib.h"\n\nint sum(const std::vector<int>& v) {\n\nint twice(int x) { return 2 * x; }\n' \
   >"$ws/proj/src/stats.cpp"
 jq -n --arg d "$ws/proj" '[{directory: $d, file: "src/stats.cpp",
   arguments: ["/usr/bin/g++", "-std=gnu++17", "-Iinclude", "-Wall", "-o", "stats.o", "-c", "src/stats.cpp"]}]' \
