@@ -270,6 +270,8 @@ func (h *clangdHandler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *json
 			px.diags.fromClangd(px.s, params)
 		case "$/cancelRequest":
 			px.cancelReverse(params)
+		case "$/progress":
+			px.s.notify(req.Method, labelClangdProgress(params))
 		default:
 			px.s.notify(req.Method, params)
 		}
@@ -430,4 +432,43 @@ func (s *Server) publishDiagnostics(p PublishDiagnosticsParams) {
 	if err := s.conn.Notify(context.Background(), "textDocument/publishDiagnostics", p); err != nil {
 		s.logf("notify textDocument/publishDiagnostics: %v", err)
 	}
+}
+
+// labelClangdProgress names clangd as the source of one of its $/progress notifications: the
+// title of a "begin" gets "clangd: " in front ("clangd: indexing"). The client shows every
+// progress under its one server's name (Hydra's), so clangd's background indexing would
+// otherwise read as Hydra's work. Params it cannot read pass through unchanged.
+func labelClangdProgress(params json.RawMessage) json.RawMessage {
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal(params, &p); err != nil {
+		return params
+	}
+	var v map[string]json.RawMessage
+	if err := json.Unmarshal(p["value"], &v); err != nil {
+		return params
+	}
+	var kind, title string
+	if json.Unmarshal(v["kind"], &kind) != nil || kind != "begin" {
+		return params
+	}
+	_ = json.Unmarshal(v["title"], &title)
+	if strings.HasPrefix(strings.ToLower(title), "clangd") {
+		return params
+	}
+	label := "clangd"
+	if title != "" {
+		label += ": " + title
+	}
+	var err error
+	if v["title"], err = json.Marshal(label); err != nil {
+		return params
+	}
+	if p["value"], err = json.Marshal(v); err != nil {
+		return params
+	}
+	out, err := json.Marshal(p)
+	if err != nil {
+		return params
+	}
+	return out
 }

@@ -126,3 +126,29 @@ func TestClangdWanted(t *testing.T) {
 		}
 	}
 }
+
+func TestLabelClangdProgress(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"token":"backgroundIndexProgress","value":{"kind":"begin","title":"indexing","percentage":0}}`,
+			`{"token":"backgroundIndexProgress","value":{"kind":"begin","percentage":0,"title":"clangd: indexing"}}`},
+		{`{"token":7,"value":{"kind":"begin"}}`, `{"token":7,"value":{"kind":"begin","title":"clangd"}}`},
+		// Reports and ends carry no title: the client keeps the begin's.
+		{`{"token":"t","value":{"kind":"report","message":"4/32","percentage":12}}`,
+			`{"token":"t","value":{"kind":"report","message":"4/32","percentage":12}}`},
+		{`{"token":"t","value":{"kind":"begin","title":"clangd: building"}}`,
+			`{"token":"t","value":{"kind":"begin","title":"clangd: building"}}`},
+		{`not json`, `not json`},
+	} {
+		got := string(labelClangdProgress(json.RawMessage(c.in)))
+		var g, w any
+		if json.Unmarshal([]byte(got), &g) != nil || json.Unmarshal([]byte(c.want), &w) != nil {
+			if got != c.want {
+				t.Errorf("labelClangdProgress(%s) = %s, want %s", c.in, got, c.want)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("labelClangdProgress(%s) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}

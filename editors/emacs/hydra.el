@@ -21,6 +21,9 @@
 ;;
 ;; - it registers `hydra lsp' with eglot for `c-mode', `c++-mode', `c-ts-mode' and `c++-ts-mode'
 ;;   (M-x eglot, or `eglot-ensure' in a hook, then starts it);
+;; - eglot's own code actions (M-x eglot-code-actions, the lightbulb) offer "Generate with
+;;   repair (Hydra)": this package runs it as M-x hydra-generate does, not as eglot's synchronous
+;;   request, which would time out and ask to confirm each streamed edit;
 ;; - M-x hydra-generate runs "generate with repair" at point (or over the active region); the
 ;;   server streams its edits into the buffer, and this package applies them without eglot's
 ;;   confirmation prompt while its own generation runs;
@@ -252,7 +255,12 @@ builds on this one."
       (let ((eglot-confirm-server-initiated-edits
              (if quiet nil eglot-confirm-server-initiated-edits))
             (eglot-confirm-server-edits
-             (if quiet nil (bound-and-true-p eglot-confirm-server-edits))))
+             (if quiet nil (bound-and-true-p eglot-confirm-server-edits)))
+            ;; eglot says "[eglot] Edit successful!" after each edit: during a
+            ;; generation that would hide its progress line in the echo area
+            ;; (and fill *Messages*).
+            (inhibit-message (or quiet inhibit-message))
+            (message-log-max (if quiet nil message-log-max)))
         (prog1 (cl-call-next-method)
           (pcase-dolist (`(,buf ,who ,start ,len) follow)
             (when (buffer-live-p buf)
@@ -465,17 +473,23 @@ their own, and the generation's edits around them too."
 The server writes the accepted text into the buffer as it goes; the end is
 reported in the echo area and `hydra-last-result'."
   (interactive (when (use-region-p) (list (region-beginning) (region-end))))
-  (let* ((server (hydra--server))
-         (buf (current-buffer))
-         (token (format "hydra.el-%d" (cl-incf hydra--token-counter)))
-         (arg (list :uri (hydra--uri))))
-    (when hydra--generating
-      (user-error "Hydra: a generation is already running here (M-x hydra-cancel stops it)"))
+  (let ((server (hydra--server))
+        (arg (list :uri (hydra--uri))))
     (hydra--flush-changes)
     (if (and beg end)
         (setq arg (plist-put arg :range (list :start (hydra--position beg)
                                              :end (hydra--position end))))
       (setq arg (plist-put arg :position (hydra--position))))
+    (hydra--start server arg)))
+
+(defun hydra--start (server arg)
+  "Start hydra.generate with argument ARG on SERVER for the current buffer.
+Asynchronously: the edits stream in while the user goes on working, without
+eglot's confirmation, as one undo step.  Return the progress token."
+  (let ((buf (current-buffer))
+        (token (format "hydra.el-%d" (cl-incf hydra--token-counter))))
+    (when hydra--generating
+      (user-error "Hydra: a generation is already running here (M-x hydra-cancel stops it)"))
     (hydra-inline-dismiss t)
     (hydra--undo-begin)
     ;; Beside the major mode's name, where an 80-column mode line still shows it.
@@ -497,6 +511,55 @@ reported in the echo area and `hydra-last-result'."
      :timeout-fn (lambda () (hydra--finish buf token nil "timed out"))
      :timeout hydra-request-timeout)
     token))
+
+;;;; eglot's own code-action path (M-x eglot-code-actions, its lightbulb and menus)
+
+;; eglot runs a code action's command with a synchronous workspace/executeCommand
+;; (`eglot-execute-command' in eglot 1.9, `eglot-execute' since Emacs 30).  For
+;; "Generate with repair" that would block Emacs for the whole generation, give
+;; up after eglot's request timeout (10 s on eglot 1.9), and leave the streamed
+;; edits to eglot's workspace/applyEdit handler, which asks to confirm each
+;; one.  So Hydra's command is run the way M-x hydra-generate runs it instead:
+;; asynchronously, its edits applied without a prompt, as one undo step.
+
+(defun hydra--generate-command (server arguments)
+  "Start hydra.generate on SERVER with the code action's ARGUMENTS.
+ARGUMENTS holds one {uri, position|range} object, as the server made it."
+  (let* ((arg (and (> (length arguments) 0) (elt arguments 0)))
+         (uri (and (listp arg) (plist-get arg :uri)))
+         (buf (and (stringp uri)
+                   (find-buffer-visiting
+                    (hydra--call '(eglot-uri-to-path eglot--uri-to-path) uri)))))
+    (unless buf
+      (user-error "Hydra: no buffer visits %s" uri))
+    (with-current-buffer buf
+      (hydra--flush-changes)
+      (hydra--start server arg))))
+
+(defun hydra--generate-action (action)
+  "The hydra.generate Command that ACTION runs, or nil.
+ACTION is an LSP Command, ExecuteCommandParams or CodeAction (without an edit)."
+  (let* ((c (plist-get action :command))
+         (command (if (stringp c) action (and (null (plist-get action :edit)) c))))
+    (and (listp command)
+         (equal (plist-get command :command) "hydra.generate")
+         command)))
+
+;; eglot 1.9 (Emacs 28): the code action's command goes to `eglot-execute-command'
+;; (obsolete since Emacs 30, where eglot no longer calls it).
+(with-suppressed-warnings ((obsolete eglot-execute-command))
+  (cl-defmethod eglot-execute-command
+    ((server hydra-eglot-server) (_command (eql hydra.generate)) arguments)
+    "Run hydra.generate with ARGUMENTS as M-x hydra-generate does (see above)."
+    (hydra--generate-command server arguments)))
+
+;; Emacs 30's eglot: every code action, command and lightbulb goes to `eglot-execute'.
+(when (fboundp 'eglot-execute)
+  (cl-defmethod eglot-execute :around ((server hydra-eglot-server) action)
+    "Run Hydra's generation as M-x hydra-generate does; other ACTIONs as eglot does."
+    (if-let ((command (hydra--generate-action action)))
+        (hydra--generate-command server (plist-get command :arguments))
+      (cl-call-next-method))))
 
 ;;;###autoload
 (defun hydra-cancel (&optional all)

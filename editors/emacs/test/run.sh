@@ -13,6 +13,9 @@
 #   tui-follow:  point follows the generated text; one C-/ undoes the generation; one summary,
 #                which offers M-x hydra-show-trace: in the terminal it hands the SVG of the
 #                search to xdg-open (a recording stand-in);
+#   tui-code-action: eglot's own path, M-x eglot-code-actions → "Generate with repair (Hydra)",
+#                with a stand-in streaming for more than 10 s: no confirmation prompt, no timeout,
+#                eglot's "Edit successful!" never hides the progress line, one C-/ undoes it all;
 #   tui-inline:  hydra-inline-mode: TAB (indent) and Backspace ask again after a pause, a mode-line
 #                mark while the server works, typing dismisses, TAB accepts, nothing in comments;
 #   tui-inline-cancel: typing cancels the running request ($/cancelRequest);
@@ -148,10 +151,52 @@ case_tui_follow() {
   trace_opened_check count.cpp m
   ! grep -q '\[eglot\] hydra: accepted' "$TUI_SCREENS"
   scheck "the summary is shown once (not again as eglot's showMessage)" $?
+  ! grep -q 'Edit successful' "$TUI_SCREENS"
+  scheck "eglot's \"Edit successful!\" never replaced the progress line" $?
   tui_keys C-/
   tui_wait_json "$STATE" ".text == $before" 5
   tcheck "one C-/ undoes the whole generation" ".text == $before" '.text'
   tui_end tui-follow
+}
+
+case_tui_code_action() {
+  # eglot's own path: M-x eglot-code-actions, then "Generate with repair (Hydra)" from its menu,
+  # with a stand-in that streams the repaired answer for more than 10 s (eglot 1.9 gives up on a
+  # synchronous request after 10 s). No confirmation, no timeout, one undo step.
+  tui_case tui-code-action maxof.cpp
+  local before start took
+  before="$(jq .text "$STATE")"
+  tui_keys 'M->'
+  tui_keys M-x
+  tui_type 'eglot-code-actions'
+  tui_keys Enter
+  tui_wait_screen 'Generate with repair \(Hydra\)' 10
+  scheck "eglot's menu offers Generate with repair (Hydra)" $?
+  start=$SECONDS
+  tui_keys Enter
+  tui_wait_json "$STATE" '.generating' 5
+  tcheck "the action returned at once: the generation runs in the background" '.generating' '.'
+  tui_wait_json "$STATE" '.done' 90 || { echo "not ok - the generation ends"; status=1; }
+  sleep 0.3
+  took=$((SECONDS - start))
+  [ "$took" -gt 10 ]
+  scheck "the stand-in streamed for more than 10 s (took ${took} s)" $?
+  tcheck "the generation succeeds" '.ok' '.'
+  tcheck "the buffer is the expected program" ".text == $(text_of "$HYDRA_TESTDATA/maxof.expected.cpp")" '.text'
+  ! grep -Eq 'Proceed\?|Server wants to edit' "$TUI_SCREENS"
+  scheck "eglot never asked to confirm an edit" $?
+  ! grep -Eq 'Timed out|timed out' "$TUI_SCREENS"
+  scheck "no request timed out" $?
+  ! grep -q 'Edit successful' "$TUI_SCREENS"
+  scheck "eglot's \"Edit successful!\" never replaced the progress line" $?
+  grep -Eq '^Hydra: .*(attempt|check|generat)' "$TUI_SCREENS"
+  scheck "the echo area showed Hydra's progress while it ran" $?
+  tui_wait_screen 'Hydra: accepted' 3
+  scheck "the echo area shows the summary" $?
+  tui_keys C-/
+  tui_wait_json "$STATE" ".text == $before" 5
+  tcheck "one C-/ undoes the whole generation" ".text == $before" '.text'
+  tui_end tui-code-action
 }
 
 case_tui_inline() {
@@ -241,7 +286,7 @@ case_clangd() {
 }
 
 cases=("$@")
-[ ${#cases[@]} -eq 0 ] && cases=(batch clangd tui-typing tui-typing-broken tui-follow tui-inline tui-inline-cancel)
+[ ${#cases[@]} -eq 0 ] && cases=(batch clangd tui-typing tui-typing-broken tui-follow tui-code-action tui-inline tui-inline-cancel)
 for c in "${cases[@]}"; do
   case "$c" in
   batch) case_batch ;;
@@ -249,6 +294,7 @@ for c in "${cases[@]}"; do
   tui-typing) case_tui_typing ;;
   tui-typing-broken) case_tui_typing_broken ;;
   tui-follow) case_tui_follow ;;
+  tui-code-action) case_tui_code_action ;;
   tui-inline) case_tui_inline ;;
   tui-inline-cancel) case_tui_inline_cancel ;;
   *)

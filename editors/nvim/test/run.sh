@@ -19,6 +19,10 @@
 #             whole;
 #   tui-typing: keep typing elsewhere while a generation streams in: every key lands where it was
 #             typed, the generated code is intact, the result compiles;
+#   tui-clangd: clangd behind Hydra in a project with a compile_commands.json of 25 files: its
+#             indexing progress shows as "clangd: indexing …", also while the code-action menu
+#             is open, and never as Hydra's, never in :HydraLog, never a "Press ENTER"; the menu's
+#             "Generate with repair (Hydra)" repairs the program; 'omnifunc' is the LSP's;
 #   tui-ghost: ghost text after a pause in insert mode, dismissed by typing, accepted with Tab; a
 #             thinking mark while the server works, the request cancelled when the user types on;
 #             no request in a comment or a string.
@@ -53,14 +57,15 @@ no_prompt() {
   scheck "no \"Press ENTER\" or \"-- More --\" prompt on any screen" $?
   tcheck "nvim never was in a hit-enter or more prompt (mode r/rm)" '.prompt_seen == false' '.modes_seen'
 }
-tui_case() { # NAME FILE: starts nvim on FILE in the terminal and waits for the server
+tui_case() { # NAME FILE [ENV=VALUE…]: starts nvim on FILE in the terminal and waits for the server
   local name="$1" file="$2"
+  shift 2
   echo "--- nvim: $name (in tmux, 80x24)"
   STATE="$WORKDIR/$name.state.json"
   rm -f "$STATE"
   # PATH: the desktop's opener (xdg-open) is the test's recording stand-in.
   tui_start "nvim-$name" env HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" HYDRA_TEST_STATE="$STATE" \
-    PATH="$(dirname "$HYDRA_TEST_OPENER"):$PATH" "$NVIM" -u "$EDITORS_DIR/nvim/test/tui.lua" -i NONE "$WORKDIR/$file"
+    PATH="$(dirname "$HYDRA_TEST_OPENER"):$PATH" "$@" "$NVIM" -u "$EDITORS_DIR/nvim/test/tui.lua" -i NONE "$WORKDIR/$file"
   tui_wait_json "$STATE" '.attached' 30 || { echo "not ok - $name: the server did not attach"; status=1; }
 }
 tui_end() { # NAME: quits nvim, checks for orphans
@@ -120,6 +125,46 @@ case_tui_natural() {
   scheck ":HydraLog shows the checker's reason whole" $?
   no_prompt
   tui_end tui-natural
+}
+
+case_tui_clangd() {
+  # clangd behind Hydra (the clangd setting) in a project with a compile_commands.json: clangd
+  # indexes its files in the background and reports progress while the user opens the code-action
+  # menu and generates. Its progress is labelled clangd's, never a "Press ENTER", never in :HydraLog.
+  local i files=""
+  for i in $(seq 1 24); do
+    printf '#include <map>\n#include <string>\n#include <vector>\nint idx%d(const std::map<std::string, std::vector<int>>& m) { return (int)m.size() + %d; }\n' \
+      "$i" "$i" >"$WORKDIR/idx$i.cpp"
+    files+="idx$i.cpp "
+  done
+  files+="count.cpp"
+  for i in $files; do
+    jq -n --arg d "$WORKDIR" --arg f "$i" '{directory: $d, file: $f, arguments: ["clang++", "-std=c++17", "-c", $f]}'
+  done | jq -s . >"$WORKDIR/compile_commands.json"
+  tui_case tui-clangd count.cpp HYDRA_TEST_CLANGD=1
+  tcheck "'omnifunc' is the LSP's for the C++ buffer" '.omnifunc == "v:lua.vim.lsp.omnifunc"' '.omnifunc'
+  tui_wait_screen 'clangd: indexing' 60
+  scheck "clangd's indexing progress shows, labelled as clangd's" $?
+  # The menu, while clangd keeps reporting; pick Hydra's action by its number.
+  tui_keys G
+  tui_type ':lua vim.lsp.buf.code_action()'
+  tui_keys Enter
+  tui_wait_screen '^[0-9]+: Generate with repair \(Hydra\)' 10
+  scheck "the code-action menu offers Generate with repair (Hydra)" $?
+  sleep 1.5
+  local n
+  n="$(tui_screen | sed -n 's/^\([0-9][0-9]*\): Generate with repair (Hydra)$/\1/p' | head -n1)"
+  tui_type "${n:-1}"
+  tui_keys Enter
+  tui_wait_done
+  tcheck "the generation succeeds" '.last.ok == true' '.last'
+  tcheck "the buffer is the expected program" ".lines == $(lines_of "$HYDRA_TESTDATA/count.expected.cpp")" '.lines'
+  ! grep -Eq 'Hydra: (clangd|indexing|[0-9]+/[0-9]+)' "$TUI_SCREENS"
+  scheck "clangd's progress never shows as Hydra's (\"Hydra: N/M\")" $?
+  tcheck ":HydraLog's lines are the generation's only (no clangd N/M lines)" \
+    '[.progress_log[] | select(test("^[0-9]+/[0-9]+|indexing|clangd"))] | length == 0' '.progress_log'
+  no_prompt
+  tui_end tui-clangd
 }
 
 case_tui_typing() {
@@ -203,13 +248,14 @@ case_tui_ghost_cancel() {
 }
 
 cases=("$@")
-[ ${#cases[@]} -eq 0 ] && cases=(generate menu settings cancel tui-natural tui-typing tui-ghost tui-ghost-cancel)
+[ ${#cases[@]} -eq 0 ] && cases=(generate menu settings cancel tui-natural tui-typing tui-clangd tui-ghost tui-ghost-cancel)
 for c in "${cases[@]}"; do
   case "$c" in
   generate | menu | settings) run_case "$c" sum.cpp ;;
   cancel) run_case cancel slow.cpp ;;
   tui-natural) case_tui_natural ;;
   tui-typing) case_tui_typing ;;
+  tui-clangd) case_tui_clangd ;;
   tui-ghost) case_tui_ghost ;;
   tui-ghost-cancel) case_tui_ghost_cancel ;;
   *)

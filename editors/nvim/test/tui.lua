@@ -48,6 +48,10 @@ local hydra = require("hydra")
 if os.getenv("HYDRA_TEST_INLINE") == "0" then
   hydra.config.inline.enabled = false
 end
+-- The clangd setting (README: "clangd behind Hydra"), before the file's buffer attaches.
+if os.getenv("HYDRA_TEST_CLANGD") == "1" then
+  hydra.config.settings.clangd = true
+end
 
 local state_file = os.getenv("HYDRA_TEST_STATE")
 local seen = { prompt = false, modes = {}, thinking = false, running = false }
@@ -83,6 +87,8 @@ local function write_state()
     thinking_seen = seen.thinking,
     stats = inline.stats,
     undo_seq = vim.fn.undotree().seq_cur,
+    progress_log = s.progress_log or {},
+    omnifunc = vim.bo[b].omnifunc,
   }
   local tmp = state_file .. ".tmp"
   local f = io.open(tmp, "w")

@@ -37,6 +37,16 @@ for f in gen action bulb ghost body settings; do cp "$HYDRA_TESTDATA/sum.cpp" "$
 for f in cancel1 cancel2; do cp "$HYDRA_TESTDATA/slow.cpp" "$ws/$f.cpp"; done
 cp "$HYDRA_TESTDATA/sum.cpp" "$ws/"
 printf -- '-std=c++17\n' >"$ws/compile_flags.txt"
+# A project as CMake leaves it with GCC: its flags only in compile_commands.json (the header is
+# found through -Iinclude alone), the function to write followed by more of the file (the suffix).
+mkdir -p "$ws/proj/include" "$ws/proj/src"
+printf '#pragma once\n#include <vector>\n\n// Returns the sum of v.\nint sum(const std::vector<int>& v);\n' \
+  >"$ws/proj/include/sumlib.h"
+printf '#include "sumlib.h"\n\nint sum(const std::vector<int>& v) {\n\nint twice(int x) { return 2 * x; }\n' \
+  >"$ws/proj/src/stats.cpp"
+jq -n --arg d "$ws/proj" '[{directory: $d, file: "src/stats.cpp",
+  arguments: ["/usr/bin/g++", "-std=gnu++17", "-Iinclude", "-Wall", "-o", "stats.o", "-c", "src/stats.cpp"]}]' \
+  >"$ws/proj/compile_commands.json"
 # Restricted Mode would keep the extension off; the welcome page and the chat panel would cover
 # the editor. The model URL reaches the server only from here (code-server's environment has none).
 cat >"$ud/User/settings.json" <<EOF

@@ -322,6 +322,26 @@ try {
     assert(got === expected, `action.cpp is ${JSON.stringify(got)}`);
   });
 
+  await check("a project with compile_commands.json: its flags find the header; the code after the cursor stays", async () => {
+    // proj/src/stats.cpp finds "sumlib.h" only through the database's -Iinclude.
+    await open("stats.cpp");
+    await goto(4, 1);
+    const r = await generateAndWait(() => palette("Hydra: Generate with Repair"), /accepted/);
+    note(`notifications: ${JSON.stringify(r.seen)}`);
+    const got = await save("proj/src/stats.cpp");
+    const want =
+      '#include "sumlib.h"\n\nint sum(const std::vector<int>& v) {\n' +
+      "  int total = 0;\n  for (int x : v) total += x;\n  return total;\n}\n\nint twice(int x) { return 2 * x; }\n";
+    assert(got === want, `stats.cpp is ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+    // The project's own command (its flags, from the database) accepts the file.
+    try {
+      execFileSync(process.env.HYDRA_CLANG || "clang-19", ["-fsyntax-only", "-std=gnu++17", "-Iinclude", "src/stats.cpp"], { cwd: join(ws, "proj"), stdio: "pipe" });
+    } catch (e) {
+      throw new Error(`the project's command rejects it: ${String(e.stderr ?? e)}`);
+    }
+    assert(/compile_commands\.json/.test(hydraLog()), "the server's log does not say the flags came from compile_commands.json");
+  });
+
   await check("Quick Fix (Ctrl+.) offers the action as a refactoring; the lightbulb shows on a selection", async () => {
     await open("bulb.cpp");
     await goto(5, 1);

@@ -115,8 +115,15 @@ local function echo(msg, hl, history, tail)
     vim.schedule(function()
       local w = waiting_echo
       waiting_echo = nil
-      -- Not over a command line being typed: statuslines still get it through status().
-      if w and vim.api.nvim_get_mode().mode:sub(1, 1) ~= "c" then
+      -- Not over a command line being typed, nor while Neovim waits in a prompt (the code-action
+      -- menu's inputlist, input()): a line drawn under a menu scrolls it up into a hit-enter
+      -- prompt. Statuslines still get it through status().
+      local mode = vim.api.nvim_get_mode()
+      if w and mode.mode:sub(1, 1) ~= "c" and not mode.blocking then
+        -- A menu just closed (the code action's inputlist) leaves its lines scrolled up in the
+        -- message area, the cursor after the typed number: a line echoed there would wrap into
+        -- a hit-enter prompt. Redrawing first clears them, as `:redraw | echo` does.
+        vim.cmd("redraw")
         vim.api.nvim_echo({ { M.fit(w[1]), w[2] or "None" } }, false, {})
       end
     end)
@@ -225,6 +232,51 @@ local function show_progress(line)
   end
 end
 
+-- progress_default hands a $/progress message to Neovim's own handler (which feeds
+-- LspProgressUpdate on 0.7 and LspProgress / client.progress on 0.10+, for statuslines).
+local function progress_default(err, result, ctx, config)
+  local default = vim.lsp.handlers["$/progress"]
+  if default then
+    return default(err, result, ctx, config)
+  end
+end
+
+-- clangd_titles maps "client_id:token" of clangd's progress (clangd behind Hydra: the server
+-- starts its titles with "clangd", e.g. "clangd: indexing") to that title.
+local clangd_titles = {}
+
+-- clangd_progress says whether a $/progress value is clangd's, and shows it as clangd's
+-- ("clangd: indexing 4/32 (12%)") when no generation of the client runs: it is never a
+-- generation's progress, never in :HydraLog, and never drawn over Hydra's own progress line.
+local function clangd_progress(client_id, token, val)
+  local key = tostring(client_id) .. ":" .. tostring(token)
+  if val.kind == "begin" and type(val.title) == "string" and val.title:lower():sub(1, 6) == "clangd" then
+    clangd_titles[key] = val.title
+  end
+  local title = clangd_titles[key]
+  if not title then
+    return false
+  end
+  if val.kind == "end" then
+    clangd_titles[key] = nil
+  end
+  local busy = false
+  for _, s in pairs(M.state) do
+    busy = busy or (s.running and s.client_id == client_id)
+  end
+  if M.config.progress and not busy and val.kind ~= "end" then
+    local line = title
+    if val.message then
+      line = line .. " " .. val.message
+    end
+    if val.percentage then
+      line = line .. string.format(" (%d%%)", val.percentage)
+    end
+    echo(line, "Comment", false)
+  end
+  return true
+end
+
 -- progress_handler shows $/progress for our client, then hands the message to the default handler
 -- (which feeds LspProgressUpdate on 0.7 and LspProgress / client.progress on 0.10+). The end of a
 -- generation is not echoed here: finish() reports it once.
@@ -233,6 +285,9 @@ local function progress_handler(err, result, ctx, config)
   if type(val) == "table" and type(result.token) == "string" and result.token:sub(1, #M.INLINE_TOKEN) == M.INLINE_TOKEN then
     require("hydra.inline").on_progress(result.token, val)
     return
+  end
+  if type(val) == "table" and ctx and clangd_progress(ctx.client_id, result.token, val) then
+    return progress_default(err, result, ctx, config)
   end
   if type(val) == "table" then
     local parts = {}
@@ -272,10 +327,7 @@ local function progress_handler(err, result, ctx, config)
       show_progress(line:lower():sub(1, 5) == "hydra" and line or ("Hydra: " .. line))
     end
   end
-  local default = vim.lsp.handlers["$/progress"]
-  if default then
-    return default(err, result, ctx, config)
-  end
+  return progress_default(err, result, ctx, config)
 end
 
 -- recent_summaries are the last results' one-line messages, so that the server's
@@ -412,6 +464,15 @@ end
 -- on_attach sets up ghost text in the buffer, then calls the user's on_attach.
 local function on_attach(client, b)
   require("hydra.inline").attach(b)
+  -- Completion on the project's symbols comes from clangd behind Hydra: <C-x><C-o> asks the
+  -- server, unless the user set 'omnifunc' themselves (C's ftplugin sets ccomplete#Complete,
+  -- which knows only tags).
+  local caps = client.server_capabilities or {}
+  local ft = vim.bo[b].filetype
+  local omni = vim.bo[b].omnifunc
+  if caps.completionProvider and (ft == "c" or ft == "cpp") and (omni == "" or omni == "ccomplete#Complete") then
+    vim.bo[b].omnifunc = "v:lua.vim.lsp.omnifunc"
+  end
   if M.config.on_attach then
     M.config.on_attach(client, b)
   end
