@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"syscall"
@@ -31,6 +32,32 @@ type server struct {
 	// defaults[dir] lists the files in dir checked under Hydra's default tsconfig.
 	defaults map[string][]string
 	snapshot int64 // the latest snapshot (0: none), released when the next one exists
+	// users counts the sessions of each virtual file; when the last ends, the compiler reads
+	// the file from disk again (stale marks it for the next snapshot's changed files).
+	users map[string]int
+	stale map[string]bool
+}
+
+// use registers a session on file; the returned function ends it.
+func (s *server) use(file string) func() {
+	s.mu.Lock()
+	s.users[file]++
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.users[file]--; s.users[file] > 0 {
+			return
+		}
+		delete(s.users, file)
+		if _, ok := s.files[file]; ok {
+			delete(s.files, file)
+			if _, seen := s.served[file]; seen {
+				delete(s.served, file)
+				s.stale[file] = true
+			}
+		}
+	}
 }
 
 // startServer runs the compiler at exe in API mode. The process's stdin is its lifeline: it
@@ -52,7 +79,7 @@ func startServer(exe, cwd string) (*server, error) {
 		return nil, fmt.Errorf("start %s: %w", exe, err)
 	}
 	s := &server{cmd: cmd, stdin: stdin, files: map[string]string{}, served: map[string]string{},
-		opened: map[string]bool{}, defaults: map[string][]string{}}
+		opened: map[string]bool{}, defaults: map[string][]string{}, users: map[string]int{}, stale: map[string]bool{}}
 	s.rpc = &rpc{w: stdin, r: bufio.NewReaderSize(stdout, 1<<16), serve: s.serve}
 	if err := s.rpc.call("initialize", nil, nil); err != nil {
 		s.close()
@@ -130,6 +157,12 @@ func (s *server) checkLocked(file, text string) (result, error) {
 	if old, seen := s.served[file]; seen && old != text {
 		changed = append(changed, file)
 	}
+	for f := range s.stale {
+		if f != file || !slices.Contains(changed, f) {
+			changed = append(changed, f)
+		}
+	}
+	clear(s.stale)
 	s.files[file] = text
 	params := map[string]any{}
 	if !s.opened[cfg] {

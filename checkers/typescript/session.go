@@ -133,6 +133,7 @@ func (s *Session) emit(ev checkers.Event) bool {
 func (s *Session) run() {
 	defer close(s.events)
 	defer s.c.forget(s)
+	defer s.srv.use(s.opts.Filename)()
 	text := s.Text()[:s.prefixAt]
 	if !s.emit(checkers.Event{Kind: checkers.KindInit, ID: s.id, Parent: s.parent, Off: len(text), PID: s.srv.pid()}) {
 		return

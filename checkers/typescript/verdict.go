@@ -86,8 +86,9 @@ var unfinishedCodes = map[int]bool{2391: true, 7010: true, 2355: true, 2366: tru
 // noUnusedParameters…): only the end of the file decides them.
 var unusedCodes = map[int]bool{6133: true, 6138: true, 6192: true, 6196: true, 6198: true, 6199: true, 6205: true}
 
-// Diagnostic codes whose body-less declaration is complete in the parse but may still get its
-// body on the next line (Allman braces, overload signatures before the implementation).
+// Diagnostic codes of a body-less declaration, complete in the parse, that may still get its
+// body on a later line (Allman braces, overload signatures before the implementation): only
+// the end of the file decides them.
 var bodyPendingCodes = map[int]bool{2391: true, 7010: true}
 
 // judgement is the verdict on a prefix of the text that is still being written.
@@ -130,9 +131,14 @@ func judge(text string, syn, sem []finding, unitStart int, final bool) judgement
 			// The last thing written: an identifier, a member chain or an expression that the
 			// next line may still continue.
 			continue
-		case unusedCodes[d.code]:
+		case unusedCodes[d.code] || bodyPendingCodes[d.code]:
 			continue
-		case d.start >= unitStart && (bodyPendingCodes[d.code] || !j.complete && unfinishedCodes[d.code]):
+		case !j.complete && d.end > unitStart:
+			// Inside the top-level unit still being written (a function, class or object literal
+			// whose brackets are open), the compiler sees it cut short: missing properties,
+			// returns, arguments. Only what ends before it is settled.
+			continue
+		case d.start >= unitStart && unfinishedCodes[d.code] && !j.complete:
 			continue
 		}
 		j.real = d
