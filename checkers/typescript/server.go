@@ -27,7 +27,7 @@ type server struct {
 	err   error // set once the process failed; every later check returns it
 
 	files  map[string]string // virtual file contents (absolute, cleaned paths)
-	served map[string]string // the content the server last read of each virtual file
+	served map[string]string // the content the server last read of each file (fromDisk: the disk's)
 	opened map[string]bool   // projects opened with updateSnapshot's openProjects
 	// defaults[dir] lists the files in dir checked under Hydra's default tsconfig.
 	defaults map[string][]string
@@ -102,6 +102,8 @@ func (s *server) serve(method string, params json.RawMessage) any {
 			s.served[name] = text
 			return map[string]string{"content": text}
 		}
+		// The server reads it from disk and keeps it: a later virtual content is a change.
+		s.served[name] = fromDisk
 	case "fileExists":
 		if _, ok := s.files[name]; ok {
 			return true
@@ -109,6 +111,9 @@ func (s *server) serve(method string, params json.RawMessage) any {
 	}
 	return nil
 }
+
+// fromDisk stands in served for a file the server read from disk: no virtual text equals it.
+const fromDisk = "\x00disk"
 
 // diagnostic is a diagnostic of the API (positions in UTF-16 code units of the file's text).
 type diagnostic struct {

@@ -86,6 +86,11 @@ var unfinishedCodes = map[int]bool{2391: true, 7010: true, 2355: true, 2366: tru
 // noUnusedParameters…): only the end of the file decides them.
 var unusedCodes = map[int]bool{6133: true, 6138: true, 6192: true, 6196: true, 6198: true, 6199: true, 6205: true}
 
+// Diagnostic codes of a name not (yet) declared: functions, classes, types, interfaces and
+// namespaces are hoisted, and a function body may use a variable declared after it, so a
+// later declaration in the file can still declare it; only the end of the file decides.
+var undeclaredCodes = map[int]bool{2304: true, 2552: true, 2582: true, 2583: true, 2584: true, 2503: true, 2693: true}
+
 // Diagnostic codes of a body-less declaration, complete in the parse, that may still get its
 // body on a later line (Allman braces, overload signatures before the implementation): only
 // the end of the file decides them.
@@ -131,7 +136,7 @@ func judge(text string, syn, sem []finding, unitStart int, final bool) judgement
 			// The last thing written: an identifier, a member chain or an expression that the
 			// next line may still continue.
 			continue
-		case unusedCodes[d.code] || bodyPendingCodes[d.code]:
+		case unusedCodes[d.code] || bodyPendingCodes[d.code] || undeclaredCodes[d.code]:
 			continue
 		case !j.complete && d.end > unitStart:
 			// Inside the top-level unit still being written (a function, class or object literal
