@@ -23,6 +23,39 @@ if [ "${1:-build}" = test ]; then
   fi
 fi
 
+# TypeScript's own compiler for the TypeScript checker (checkers/typescript): the native
+# TypeScript 7 (`tsc --api`), pinned, installed with npm into third_party/typescript (git-ignored,
+# never globally). Needs npm only here; Hydra runs the native binary, no Node.
+TS_VERSION=7.0.2
+install_typescript() {
+  local dir
+  dir="$(cd "$(dirname "$0")/.." && pwd)/third_party/typescript"
+  if compgen -G "$dir/node_modules/@typescript/typescript-*/lib/tsc" >/dev/null &&
+    grep -q "\"version\": \"$TS_VERSION\"" "$dir/node_modules/typescript/package.json" 2>/dev/null; then
+    return 0
+  fi
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "install-deps: npm not found; TypeScript checking needs: npm install --prefix $dir typescript@$TS_VERSION" >&2
+    return 0
+  fi
+  echo "install-deps: installing typescript@$TS_VERSION into $dir"
+  mkdir -p "$dir"
+  npm install --prefix "$dir" --no-audit --no-fund --no-save "typescript@$TS_VERSION" >/dev/null
+}
+install_typescript
+# The TypeScript checker's agreement test (checkers/typescript/agreement_test.go) runs on real
+# TypeScript: the sources that the rxjs npm package ships (src/, pinned), unpacked into
+# third_party/ts-corpus.
+TS_CORPUS=rxjs@7.8.2
+if [ "${1:-build}" = test ] && command -v npm >/dev/null 2>&1; then
+  corpus="$(cd "$(dirname "$0")/.." && pwd)/third_party/ts-corpus"
+  if [ ! -f "$corpus/$TS_CORPUS" ]; then
+    echo "install-deps: unpacking $TS_CORPUS's TypeScript sources into $corpus"
+    rm -rf "$corpus" && mkdir -p "$corpus"
+    (cd "$corpus" && npm pack --silent "$TS_CORPUS" >/dev/null && tar xzf ./*.tgz && rm -f ./*.tgz && touch "$TS_CORPUS")
+  fi
+fi
+
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

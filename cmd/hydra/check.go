@@ -21,7 +21,7 @@ import (
 
 func init() {
 	commands["check"] = command{
-		summary: "check a C/C++ file incrementally, streamed line by line as a model would write it",
+		summary: "check a C/C++ or TypeScript file incrementally, streamed line by line as a model would write it",
 		run:     runCheck,
 	}
 }
@@ -36,7 +36,8 @@ as clangd finds them (walking up from FILE's directory, build/ included) or in
 added after them. The language follows the extension (.c is C, anything else C++); -x and -std
 override it. The checker reads no files outside FILE's directory (or --root), the directories
 the clang flags name and the system include paths. Exit status: 0 accepted, 1 rejected, 2 usage
-or internal error.
+or internal error. A .ts/.mts/.cts/.tsx FILE goes to the TypeScript checker instead (TypeScript
+7's tsc --api, under FILE's tsconfig.json or TypeScript 7's defaults; clang flags do not apply).
 
 With --json, one JSON object per line per event:
   {"event":"progress","off":N,"cat":"…"}
@@ -163,6 +164,9 @@ func runCheck(args []string) int {
 // check runs one file through a fresh checker and prints its events to w; it returns the
 // verdict, or an error when the checker could not give one.
 func check(ctx context.Context, a checkArgs, w io.Writer) (bool, error) {
+	if typeScriptFile(a.file) {
+		return checkTypeScript(ctx, a, w) // check_ts.go
+	}
 	text, err := readRegularFile(a.file)
 	if err != nil {
 		return false, err

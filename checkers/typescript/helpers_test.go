@@ -1,0 +1,100 @@
+package typescript
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hydra-lsp/hydra/checkers"
+)
+
+// newChecker returns a Checker on the installed compiler, closed when the test ends.
+func newChecker(t *testing.T) *Checker {
+	t.Helper()
+	ck, err := New(Options{})
+	if err != nil {
+		t.Fatalf("%v (scripts/install-deps.sh installs TypeScript %s)", err, Version)
+	}
+	t.Cleanup(func() { ck.Close() })
+	return ck
+}
+
+// collect reads a session's events until its channel closes (or a minute passes).
+func collect(t *testing.T, s checkers.Session) []checkers.Event {
+	t.Helper()
+	var evs []checkers.Event
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case ev, ok := <-s.Events():
+			if !ok {
+				return evs
+			}
+			evs = append(evs, ev)
+		case <-timeout:
+			t.Fatalf("session hangs; events so far: %+v", evs)
+		}
+	}
+}
+
+// streamLines submits text line by line (a checkpoint after every line when cp), then EOS, and
+// returns the session's events.
+func streamLines(t *testing.T, ck *Checker, s checkers.Session, text string, cp bool) []checkers.Event {
+	t.Helper()
+	go func() {
+		for _, line := range strings.SplitAfter(text, "\n") {
+			if line == "" {
+				continue
+			}
+			if err := s.Submit(line, checkers.SubmitOptions{Checkpoint: cp}); err != nil {
+				return
+			}
+		}
+		s.EOS()
+	}()
+	evs := collect(t, s)
+	for _, ev := range evs {
+		if ev.Kind == checkers.KindChkpt {
+			if c := ck.Adopt(ev.ID); c != nil {
+				c.Release()
+			}
+		}
+	}
+	return evs
+}
+
+// checkText checks text as file name in a fresh temporary directory (so that no tsconfig.json
+// above it applies) and returns the events.
+func checkText(t *testing.T, ck *Checker, dir, name, text string) []checkers.Event {
+	t.Helper()
+	file := filepath.Join(dir, name)
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ck.Start(context.Background(), checkers.SessionOptions{Filename: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	return streamLines(t, ck, s, text, false)
+}
+
+// firstError returns the first error event (nil if none) and the done verdict.
+func firstError(evs []checkers.Event) (*checkers.Event, bool) {
+	var first *checkers.Event
+	ok := false
+	for i := range evs {
+		switch evs[i].Kind {
+		case checkers.KindError:
+			if first == nil {
+				first = &evs[i]
+			}
+		case checkers.KindDone:
+			ok = evs[i].OK
+		}
+	}
+	return first, ok
+}

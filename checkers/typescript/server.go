@@ -1,0 +1,295 @@
+package typescript
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"syscall"
+)
+
+// server is one `tsc --api --async` process (TypeScript 7's native compiler serving its API on
+// stdio) with Hydra's virtual files: the text of each checked file as the sessions have it, and
+// a tsconfig.json with Hydra's defaults beside a file that has none of its own. Everything else
+// the compiler reads from disk itself (the project's tsconfig.json, imported modules, its lib
+// files). Requests are serialised: one check at a time.
+type server struct {
+	mu    sync.Mutex
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	rpc   *rpc
+	err   error // set once the process failed; every later check returns it
+
+	files  map[string]string // virtual file contents (absolute, cleaned paths)
+	served map[string]string // the content the server last read of each file (fromDisk: the disk's)
+	opened map[string]bool   // projects opened with updateSnapshot's openProjects
+	// defaults[dir] lists the files in dir checked under Hydra's default tsconfig.
+	defaults map[string][]string
+	snapshot int64 // the latest snapshot (0: none), released when the next one exists
+	// users counts the sessions of each virtual file; when the last ends, the compiler reads
+	// the file from disk again (stale marks it for the next snapshot's changed files).
+	users map[string]int
+	stale map[string]bool
+}
+
+// use registers a session on file; the returned function ends it.
+func (s *server) use(file string) func() {
+	s.mu.Lock()
+	s.users[file]++
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.users[file]--; s.users[file] > 0 {
+			return
+		}
+		delete(s.users, file)
+		if _, ok := s.files[file]; ok {
+			delete(s.files, file)
+			if _, seen := s.served[file]; seen {
+				delete(s.served, file)
+				s.stale[file] = true
+			}
+		}
+	}
+}
+
+// startServer runs the compiler at exe in API mode. The process's stdin is its lifeline: it
+// exits when stdin closes (the owner's Close, or the death of the Go process), and
+// Pdeathsig kills it if the thread that started it dies first.
+func startServer(exe, cwd string) (*server, error) {
+	cmd := exec.Command(exe, "--api", "--async", "--cwd", cwd, "--callbacks=readFile,fileExists")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", exe, err)
+	}
+	s := &server{cmd: cmd, stdin: stdin, files: map[string]string{}, served: map[string]string{},
+		opened: map[string]bool{}, defaults: map[string][]string{}, users: map[string]int{}, stale: map[string]bool{}}
+	s.rpc = &rpc{w: stdin, r: bufio.NewReaderSize(stdout, 1<<16), serve: s.serve}
+	if err := s.rpc.call("initialize", nil, nil); err != nil {
+		s.close()
+		return nil, fmt.Errorf("typescript api: %w", err)
+	}
+	return s, nil
+}
+
+// serve answers the server's file system callbacks: a virtual file's content, or null to let
+// the server read the real file system.
+func (s *server) serve(method string, params json.RawMessage) any {
+	var name string
+	if err := json.Unmarshal(params, &name); err != nil {
+		return nil
+	}
+	name = filepath.Clean(name)
+	switch method {
+	case "readFile":
+		if text, ok := s.files[name]; ok {
+			s.served[name] = text
+			return map[string]string{"content": text}
+		}
+		// The server reads it from disk and keeps it: a later virtual content is a change.
+		s.served[name] = fromDisk
+	case "fileExists":
+		if _, ok := s.files[name]; ok {
+			return true
+		}
+	}
+	return nil
+}
+
+// fromDisk stands in served for a file the server read from disk: no virtual text equals it.
+const fromDisk = "\x00disk"
+
+// diagnostic is a diagnostic of the API (positions in UTF-16 code units of the file's text).
+type diagnostic struct {
+	FileName string `json:"fileName"`
+	Pos      int    `json:"pos"`
+	End      int    `json:"end"`
+	Code     int    `json:"code"`
+	Category int    `json:"category"`
+	Text     string `json:"text"`
+}
+
+// categoryError is DiagnosticCategory.Error.
+const categoryError = 1
+
+// result is what the compiler says about one text of a file.
+type result struct {
+	syntactic, semantic []diagnostic
+	program             []diagnostic // options diagnostics of the project
+	configDiags         []diagnostic // the tsconfig.json's own errors
+	config              string       // the project's tsconfig.json
+}
+
+// check makes text the content of file in a new snapshot and returns the file's syntactic and
+// semantic diagnostics there, with the project's options diagnostics.
+func (s *server) check(file, text string) (result, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return result{}, s.err
+	}
+	res, err := s.checkLocked(file, text)
+	if err != nil {
+		s.err = fmt.Errorf("typescript api: %w", err)
+		s.closeLocked()
+		return result{}, s.err
+	}
+	return res, nil
+}
+
+func (s *server) checkLocked(file, text string) (result, error) {
+	cfg := s.configFor(file)
+	var changed []string
+	if old, seen := s.served[cfg]; seen && old != s.files[cfg] {
+		changed = append(changed, cfg)
+	}
+	if old, seen := s.served[file]; seen && old != text {
+		changed = append(changed, file)
+	}
+	for f := range s.stale {
+		if f != file || !slices.Contains(changed, f) {
+			changed = append(changed, f)
+		}
+	}
+	clear(s.stale)
+	s.files[file] = text
+	params := map[string]any{}
+	if !s.opened[cfg] {
+		params["openProjects"] = []string{cfg}
+	}
+	if len(changed) > 0 {
+		params["fileChanges"] = map[string]any{"changed": changed}
+	}
+	var snap struct {
+		Snapshot int64 `json:"snapshot"`
+		Projects []struct {
+			ID             string `json:"id"`
+			ConfigFileName string `json:"configFileName"`
+		} `json:"projects"`
+	}
+	if err := s.rpc.call("updateSnapshot", params, &snap); err != nil {
+		return result{}, err
+	}
+	s.opened[cfg] = true
+	if s.snapshot != 0 {
+		if err := s.rpc.call("release", map[string]any{"snapshot": s.snapshot}, nil); err != nil {
+			return result{}, err
+		}
+	}
+	s.snapshot = snap.Snapshot
+	project := ""
+	for _, p := range snap.Projects {
+		if filepath.Clean(p.ConfigFileName) == cfg {
+			project = p.ID
+		}
+	}
+	if project == "" {
+		return result{}, fmt.Errorf("project %s not loaded", cfg)
+	}
+	q := map[string]any{"snapshot": snap.Snapshot, "project": project, "file": file}
+	res := result{config: cfg}
+	if err := s.rpc.call("getSyntacticDiagnostics", q, &res.syntactic); err != nil {
+		return result{}, err
+	}
+	if err := s.rpc.call("getSemanticDiagnostics", q, &res.semantic); err != nil {
+		return result{}, err
+	}
+	pq := map[string]any{"snapshot": snap.Snapshot, "project": project}
+	if err := s.rpc.call("getProgramDiagnostics", pq, &res.program); err != nil {
+		return result{}, err
+	}
+	if err := s.rpc.call("getConfigFileParsingDiagnostics", pq, &res.configDiags); err != nil {
+		return result{}, err
+	}
+	return res, nil
+}
+
+// configFor returns the tsconfig.json that file is checked under: the nearest one in its
+// directory or above, as tsc finds one when run there, else Hydra's default one (a virtual
+// file beside it).
+func (s *server) configFor(file string) string {
+	dir := filepath.Dir(file)
+	for d := dir; ; d = filepath.Dir(d) {
+		p := filepath.Join(d, "tsconfig.json")
+		if _, virtual := s.files[p]; !virtual {
+			if st, err := os.Stat(p); err == nil && !st.IsDir() {
+				return p
+			}
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	cfg := filepath.Join(dir, "tsconfig.json")
+	names := s.defaults[dir]
+	base := filepath.Base(file)
+	if i := sort.SearchStrings(names, base); i == len(names) || names[i] != base {
+		names = append(names, base)
+		sort.Strings(names)
+		s.defaults[dir] = names
+	}
+	s.files[cfg] = DefaultConfig(names...)
+	return cfg
+}
+
+// DefaultConfig is the tsconfig.json Hydra checks files under when they have none: TypeScript
+// 7's own defaults (those of `tsc --noEmit FILE…`: strict on, types []…), no emit, and the
+// files themselves as the only roots.
+func DefaultConfig(files ...string) string {
+	b, _ := json.Marshal(map[string]any{
+		"compilerOptions": map[string]any{"noEmit": true},
+		"files":           files,
+	})
+	return string(b)
+}
+
+// close ends the process (closing its stdin ends its read loop; the kill is for a stuck one).
+func (s *server) close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = fmt.Errorf("typescript api: %w", errClosedServer)
+	}
+	return s.closeLocked()
+}
+
+var errClosedServer = fmt.Errorf("server closed")
+
+func (s *server) closeLocked() error {
+	if s.cmd == nil {
+		return nil
+	}
+	s.stdin.Close()
+	if s.cmd.Process != nil {
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	}
+	_ = s.cmd.Wait()
+	s.cmd = nil
+	return nil
+}
+
+// pid is the process id of the server (0 once closed).
+func (s *server) pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}

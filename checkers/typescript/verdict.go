@@ -1,0 +1,201 @@
+package typescript
+
+import (
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hydra-lsp/hydra/checkers"
+)
+
+// finding is one diagnostic placed in the text (byte offsets).
+type finding struct {
+	start, end int
+	code       int
+	msg        string
+	syntax     bool
+}
+
+// place converts the API's diagnostics (UTF-16 offsets) to byte offsets in text, keeping errors
+// only, sorted by position.
+func place(text string, ds []diagnostic, syntax bool) []finding {
+	var out []finding
+	for _, d := range ds {
+		if d.Category != categoryError {
+			continue
+		}
+		out = append(out, finding{start: utf16ToByte(text, d.Pos), end: utf16ToByte(text, d.End),
+			code: d.Code, msg: d.Text, syntax: syntax})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].start < out[j].start })
+	return out
+}
+
+// utf16ToByte returns the byte offset in text of UTF-16 offset u (clamped to the text).
+func utf16ToByte(text string, u int) int {
+	if u <= 0 {
+		return 0
+	}
+	n := 0
+	for i, r := range text {
+		if n >= u {
+			return i
+		}
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return len(text)
+}
+
+// onlyTrivia reports whether s holds nothing but whitespace and comments (a line comment, or a
+// block comment, closed or not).
+func onlyTrivia(s string) bool {
+	for {
+		s = strings.TrimLeft(s, " \t\r\n\f\v\u00a0\ufeff\u2028\u2029")
+		switch {
+		case s == "":
+			return true
+		case strings.HasPrefix(s, "//"):
+			i := strings.IndexAny(s, "\n\r\u2028\u2029")
+			if i < 0 {
+				return true
+			}
+			s = s[i:]
+		case strings.HasPrefix(s, "/*"):
+			i := strings.Index(s[2:], "*/")
+			if i < 0 {
+				return true
+			}
+			s = s[2+i+2:]
+		default:
+			return false
+		}
+	}
+}
+
+// Diagnostic codes that, on a function or class still being written, say only that it is not
+// finished: its body is not there yet (2391 "Function implementation is missing…", 7010
+// "…implicitly has an 'any' return type" on a declaration without body), its return is not
+// written yet (2355, 2366, 7030), or its constructor is not (2564).
+var unfinishedCodes = map[int]bool{2391: true, 7010: true, 2355: true, 2366: true, 7030: true, 2564: true}
+
+// Diagnostic codes that name something as unused or unread (noUnusedLocals,
+// noUnusedParameters…): only the end of the file decides them.
+var unusedCodes = map[int]bool{6133: true, 6138: true, 6192: true, 6196: true, 6198: true, 6199: true, 6205: true}
+
+// Diagnostic codes of a name not (yet) declared: functions, classes, types, interfaces and
+// namespaces are hoisted, and a function body may use a variable declared after it, so a
+// later declaration in the file can still declare it; only the end of the file decides.
+var undeclaredCodes = map[int]bool{2304: true, 2552: true, 2582: true, 2583: true, 2584: true, 2503: true, 2693: true}
+
+// Diagnostic codes of a body-less declaration, complete in the parse, that may still get its
+// body on a later line (Allman braces, overload signatures before the implementation): only
+// the end of the file decides them.
+var bodyPendingCodes = map[int]bool{2391: true, 7010: true}
+
+// judgement is the verdict on a prefix of the text that is still being written.
+type judgement struct {
+	// complete: the prefix parses without any syntax error (every bracket closed), so a
+	// top-level unit ends here.
+	complete bool
+	// real is the first error that more text cannot take back (nil: none).
+	real *finding
+}
+
+// judge tells unfinished from wrong on a prefix. unitStart is where the top-level unit being
+// written begins (the end of the last complete prefix). At the end of input (final) every
+// error is real.
+func judge(text string, syn, sem []finding, unitStart int, final bool) judgement {
+	j := judgement{complete: len(syn) == 0}
+	if final {
+		// tsc reports semantic errors only when there is no syntax error.
+		if len(syn) > 0 {
+			j.real = &syn[0]
+		} else if len(sem) > 0 {
+			j.real = &sem[0]
+		}
+		return j
+	}
+	// A syntax error with only whitespace or comments after it is the parser reaching the end
+	// of an unfinished text (`foo.`, `let z = (1 +`, `class C { m(`, an open template literal,
+	// string or comment); one with more text after it is real. Positions are sorted, so the first
+	// syntax error is real when any is.
+	for i := range syn {
+		if !onlyTrivia(text[syn[i].end:]) {
+			j.real = &syn[i]
+			return j
+		}
+	}
+	for i := range sem {
+		d := &sem[i]
+		switch {
+		case onlyTrivia(text[d.end:]):
+			// The last thing written: an identifier, a member chain or an expression that the
+			// next line may still continue.
+			continue
+		case unusedCodes[d.code] || bodyPendingCodes[d.code] || undeclaredCodes[d.code]:
+			continue
+		case !j.complete && d.end > unitStart:
+			// Inside the top-level unit still being written (a function, class or object literal
+			// whose brackets are open), the compiler sees it cut short: missing properties,
+			// returns, arguments. Only what ends before it is settled.
+			continue
+		case d.start >= unitStart && unfinishedCodes[d.code] && !j.complete:
+			continue
+		}
+		j.real = d
+		return j
+	}
+	return j
+}
+
+// category maps a TypeScript diagnostic to Hydra's coarse error classes.
+func category(f finding) string {
+	if f.syntax {
+		return checkers.CatSyntax
+	}
+	switch f.code {
+	case 2304, 2552, 2582, 2583, 2584, 2662, 2663, 18004:
+		return checkers.CatUndeclared
+	case 2339, 2551, 2353, 2561:
+		return checkers.CatNoMember
+	case 2322, 2345, 2352, 2362, 2363, 2365, 2367, 2739, 2740, 2741, 2769, 18046, 18047, 18048, 2531, 2532, 2533:
+		return checkers.CatTypeMismatch
+	case 2554, 2555, 2556, 2558:
+		return checkers.CatArgCount
+	case 2300, 2451, 2393, 2323:
+		return checkers.CatRedefinition
+	case 2355, 2366, 7030:
+		return checkers.CatMissingReturn
+	}
+	if f.code >= 1000 && f.code < 2000 {
+		return checkers.CatSyntax
+	}
+	return checkers.CatOther
+}
+
+// lineCol returns the 1-based line and byte column of off in text (lines end at \n, \r\n or
+// \r, and at U+2028/U+2029, as in TypeScript's scanner).
+func lineCol(text string, off int) (line, col int) {
+	line, start := 1, 0
+	for i := 0; i < off && i < len(text); {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		switch r {
+		case '\r':
+			if i+1 < len(text) && text[i+1] == '\n' {
+				n = 2
+			}
+			fallthrough
+		case '\n', '\u2028', '\u2029':
+			if i+n <= off {
+				line++
+				start = i + n
+			}
+		}
+		i += n
+	}
+	return line, off - start + 1
+}

@@ -1,0 +1,270 @@
+package typescript
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hydra-lsp/hydra/checkers"
+)
+
+// next returns the session's next event, failing the test after a minute.
+func next(t *testing.T, s checkers.Session) checkers.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-s.Events():
+		if !ok {
+			t.Fatal("event channel closed early")
+		}
+		return ev
+	case <-time.After(time.Minute):
+		t.Fatal("no event within a minute")
+	}
+	return checkers.Event{}
+}
+
+// startIn starts a session for name in a fresh directory (no tsconfig.json above it).
+func startIn(t *testing.T, ck *Checker, name string) checkers.Session {
+	t.Helper()
+	s, err := ck.Start(context.Background(), checkers.SessionOptions{Filename: filepath.Join(t.TempDir(), name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if ev := next(t, s); ev.Kind != checkers.KindInit {
+		t.Fatalf("first event %+v, want init", ev)
+	}
+	return s
+}
+
+// TestUnfinishedIsNotAnError: text that more text can still make right gets progress, not an
+// error; at the end of input the same text is rejected as tsc rejects it.
+func TestUnfinishedIsNotAnError(t *testing.T) {
+	ck := newChecker(t)
+	for _, prefix := range []string{
+		"let a = [1];\nlet x = a.",
+		"let z = (1 +",
+		"class C { m(",
+		"const s = `abc ${",
+		"let n = 1; /* a comment",
+		"function f(): number {\n  const a = 1;\n",
+		"function f(): number {\n  if (Math.random() > 0.5) {\n    return 1;\n  }\n",
+		"const o: { a: number; b: string } = {\n  a: 1,\n",
+		"class P {\n  x: number;\n",
+		"function g(): void\n",
+		"function h(a: string): void;\n",
+		"const y = later();\n",
+		"let t = 1;\nt = t +\n",
+	} {
+		s := startIn(t, ck, "u.ts")
+		if err := s.Submit(prefix, checkers.SubmitOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if ev := next(t, s); ev.Kind != checkers.KindProgress || ev.Off != len(prefix) {
+			t.Errorf("%q: got %+v, want progress to %d", prefix, ev, len(prefix))
+			continue
+		}
+		s.EOS()
+		ev := next(t, s)
+		if ev.Kind != checkers.KindError {
+			t.Errorf("%q at the end of input: got %+v, want an error", prefix, ev)
+		}
+	}
+}
+
+// TestWrongIsAnErrorBeforeTheEnd: an error that no more text can take back is reported as soon
+// as its chunk is checked, at its own line, before the end of input.
+func TestWrongIsAnErrorBeforeTheEnd(t *testing.T) {
+	ck := newChecker(t)
+	for _, c := range []struct {
+		chunks []string
+		line   int
+		cat    string
+	}{
+		{[]string{"let a: string = 1;\n", "let b = (\n"}, 1, checkers.CatTypeMismatch},
+		{[]string{"let x = 1 +;\n", "let y = 2;\n"}, 1, checkers.CatSyntax},
+		{[]string{"function f() {\n", "  const s: string = 1;\n", "}\n"}, 2, checkers.CatTypeMismatch},
+		{[]string{"function f(): number {\n", "  return 1;\n", "}\n", "f(1, 2);\n"}, 4, checkers.CatArgCount},
+		{[]string{"const m = new Map<string, number>();\n", "m.sett('a', 1);\n"}, 2, checkers.CatNoMember},
+		{[]string{"let q = 1;\n", "let q = 2;\n"}, 1, checkers.CatRedefinition},
+	} {
+		s := startIn(t, ck, "w.ts")
+		for _, ch := range c.chunks {
+			if err := s.Submit(ch, checkers.SubmitOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got *checkers.Event
+		for got == nil {
+			ev := next(t, s)
+			if ev.Kind == checkers.KindError {
+				got = &ev
+			}
+			if ev.Kind == checkers.KindProgress && ev.Off == len(strings.Join(c.chunks, "")) {
+				break
+			}
+		}
+		if got == nil || got.Line != c.line || got.Cat != c.cat {
+			t.Errorf("%q: got %+v, want an error at line %d (%s) before EOS", c.chunks, got, c.line, c.cat)
+		}
+	}
+}
+
+// TestResumeAfterError: the checker resumes from the checkpoint before a wrong line, and the
+// resumed session, given a right line instead, accepts the program; offsets continue from the
+// checkpoint and the checkpoint can be resumed again.
+func TestResumeAfterError(t *testing.T) {
+	ck := newChecker(t)
+	lines := []string{"function sq(x: number): number {\n", "  return x * x;\n", "}\n"}
+	s := startIn(t, ck, "r.ts")
+	for _, l := range lines {
+		if err := s.Submit(l, checkers.SubmitOptions{Checkpoint: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Submit("const s: string = sq(2);\n", checkers.SubmitOptions{Checkpoint: true}); err != nil {
+		t.Fatal(err)
+	}
+	var cp checkers.Checkpoint
+	for cp == nil || cp.Off() != len(strings.Join(lines, "")) {
+		ev := next(t, s)
+		switch ev.Kind {
+		case checkers.KindChkpt:
+			c := ck.Adopt(ev.ID)
+			if c == nil {
+				t.Fatalf("checkpoint %d gone", ev.ID)
+			}
+			if cp != nil {
+				cp.Release()
+			}
+			cp = c
+		case checkers.KindError:
+			t.Fatalf("error before the wrong line: %+v", ev)
+		}
+	}
+	if ev := next(t, s); ev.Kind != checkers.KindError || ev.Line != 4 {
+		t.Fatalf("got %+v, want the error at line 4", ev)
+	}
+	s.Close()
+	defer cp.Release()
+	for _, rest := range []string{"const n: number = sq(2);\n", "console.log(sq(3));\n"} {
+		r, err := ck.Resume(context.Background(), cp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev := next(t, r); ev.Kind != checkers.KindInit || ev.Off != cp.Off() || ev.Parent != cp.ID() {
+			t.Fatalf("resumed init %+v, want off %d parent %d", ev, cp.Off(), cp.ID())
+		}
+		r.Submit(rest, checkers.SubmitOptions{})
+		r.EOS()
+		if ev := next(t, r); ev.Kind != checkers.KindProgress || ev.Off != cp.Off()+len(rest) {
+			t.Fatalf("resumed progress %+v, want off %d", ev, cp.Off()+len(rest))
+		}
+		if ev := next(t, r); ev.Kind != checkers.KindDone || !ev.OK {
+			t.Fatalf("resumed session: %+v, want done ok", ev)
+		}
+		if r.Text() != cp.Text()+rest {
+			t.Fatalf("resumed text %q", r.Text())
+		}
+		r.Close()
+	}
+}
+
+// TestProjectConfig: a tsconfig.json found above the file applies, as tsc -p applies it: with
+// strict off, an implicit any is accepted; a tsconfig.json tsc rejects is a fatal error.
+func TestProjectConfig(t *testing.T) {
+	ck := newChecker(t)
+	dir := t.TempDir()
+	text := "function f(x) { return x; }\nf(1);\n"
+	write := func(name, s string) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("tsconfig.json", `{"compilerOptions": {"strict": false, "noEmit": true}, "include": ["src"]}`)
+	write("src/a.ts", text)
+	s, _ := ck.Start(context.Background(), checkers.SessionOptions{Filename: filepath.Join(dir, "src/a.ts")})
+	if first, ok := firstError(streamLines(t, ck, s, text, false)); !ok || first != nil {
+		t.Errorf("strict off: got error %+v, want accepted", first)
+	}
+	s.Close()
+	// The same text without a tsconfig.json: TypeScript 7's defaults (strict) reject it.
+	if first, ok := firstError(checkText(t, ck, t.TempDir(), "a.ts", text)); ok || first == nil || first.Line != 1 {
+		t.Errorf("defaults: got %+v ok=%v, want the implicit any at line 1", first, ok)
+	}
+	dir2 := t.TempDir()
+	dir = dir2
+	write("tsconfig.json", `{"compilerOptions": {"target": "nonsense"}}`)
+	write("b.ts", "let v = 1;\n")
+	s2, _ := ck.Start(context.Background(), checkers.SessionOptions{Filename: filepath.Join(dir2, "b.ts")})
+	first, ok := firstError(streamLines(t, ck, s2, "let v = 1;\n", false))
+	if ok || first == nil || first.Cat != checkers.CatFatal {
+		t.Errorf("bad tsconfig: got %+v ok=%v, want a fatal error", first, ok)
+	}
+}
+
+// TestNoOrphans: the compiler process ends with Checker.Close, and with the Go process that
+// started it when that one is killed.
+func TestNoOrphans(t *testing.T) {
+	if os.Getenv("HYDRA_TS_ORPHAN_CHILD") != "" {
+		ck, err := New(Options{})
+		if err != nil {
+			os.Exit(3)
+		}
+		startIn(t, ck, "o.ts")
+		os.Stdout.WriteString(strconv.Itoa(ck.PID()) + "\n")
+		time.Sleep(time.Hour)
+	}
+	gone := func(pid int) bool {
+		for i := 0; i < 600; i++ {
+			if err := syscall.Kill(pid, 0); err != nil {
+				return true
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return false
+	}
+	ck := newChecker(t)
+	startIn(t, ck, "o.ts")
+	pid := ck.PID()
+	if pid == 0 {
+		t.Fatal("no compiler process")
+	}
+	ck.Close()
+	if !gone(pid) {
+		t.Errorf("compiler %d outlived Checker.Close", pid)
+	}
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestNoOrphans$")
+	cmd.Env = append(os.Environ(), "HYDRA_TS_ORPHAN_CHILD=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	n, _ := out.Read(buf)
+	child, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
+	if err != nil || child == 0 {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child said %q", buf[:n])
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if !gone(child) {
+		syscall.Kill(child, syscall.SIGKILL)
+		t.Errorf("compiler %d outlived the killed Go process", child)
+	}
+}
