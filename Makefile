@@ -9,7 +9,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 SHIM_SRC := $(wildcard checkers/clang/shim/*.cpp) $(wildcard checkers/clang/shim/*.h)
 
-.PHONY: all deps build shim hydra run test test-deps test-go test-fuzz test-editors lint clean
+.PHONY: all deps build shim hydra run dist test test-deps test-go test-fuzz test-editors lint clean
 
 all: build
 
@@ -30,7 +30,13 @@ hydra:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN)/hydra ./cmd/hydra
 
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) dist
+
+# dist: the release archive dist/hydra-<version>-linux-<arch>.tar.gz (static hydra and shim, Clang's
+# builtin headers, editor clients, INSTALL), then a check of it without the LLVM installation
+# (scripts/dist.sh; needs libzstd-dev besides the build's packages, and root for the full check).
+dist:
+	@LLVM_CONFIG=$(LLVM_CONFIG) GO=$(GO) ./scripts/dist.sh
 
 # run: the main job on an example — install what is missing, build, then generate a program with the
 # simulated model (a stand-in for a real one) while the real Clang checker repairs its errors.
