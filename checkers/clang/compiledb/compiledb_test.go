@@ -15,9 +15,9 @@ func TestSanitizeDropsEverySpellingOfWritersAndLoaders(t *testing.T) {
 		args []string
 		why  string
 	}{
-		{[]string{"-o", "out.o"}, WhyOutput},
-		{[]string{"-oout.o"}, WhyOutput},
-		{[]string{"-c"}, WhyOutput},
+		{[]string{"-o", "out.o"}, WhyOwn},
+		{[]string{"-oout.o"}, WhyOwn},
+		{[]string{"-c"}, WhyOwn},
 		{[]string{"-MD"}, WhyOutput},
 		{[]string{"-MMD"}, WhyOutput},
 		{[]string{"-MF", "a.d"}, WhyOutput},
@@ -172,8 +172,8 @@ func TestFindWalksUpAndPicksTheEntry(t *testing.T) {
 	if f, _ := Find(filepath.Join(root, "src", "new.cc"), "", nil); !reflect.DeepEqual(f.Args, []string{"-DB"}) {
 		t.Errorf("new.cc: %q, want the C++ entry's flags", f.Args)
 	}
-	if r := f.Report(); !strings.Contains(r, "-o a.o") || !strings.Contains(r, WhyOutput) {
-		t.Errorf("report %q: want the dropped output options named", r)
+	if r := f.Report(); r != "" {
+		t.Errorf("report %q: -c and -o are in every command, not worth telling", r)
 	}
 	// An explicit directory is the only place looked.
 	other := t.TempDir()

@@ -7,10 +7,11 @@ import (
 	"strings"
 )
 
-// Why an option was dropped. Every kind but Input and Link is reported to the user once.
+// Why an option was dropped. Every kind but Input, Own and Link is reported to the user once.
 const (
 	WhyInput   = "an input file"                                                       // the compiled file itself, or another
-	WhyOutput  = "writes a file (output, dependency, diagnostics or trace file)"       // -o, -MD, -MF, --serialize-diagnostics, -ftime-trace…
+	WhyOwn     = "the compile's own output"                                            // -c, -S, -E, -o FILE: in every command, never told
+	WhyOutput  = "writes a file (output, dependency, diagnostics or trace file)"       // -MD, -MF, --serialize-diagnostics, -ftime-trace…
 	WhyLoad    = "loads code or runs a program (plugin, pass-through, config, prefix)" // -fplugin, -Xclang, -mllvm, --config, -B…
 	WhyLink    = "only for linking or assembling"                                      // -l, -L, -Wl,…, -shared
 	WhyUnknown = "not an option Hydra knows to be safe for checking"                   // anything else
@@ -82,7 +83,7 @@ var droppedPrefixes = []struct{ prefix, why string }{
 
 // exactDropped are whole options (no value) that are dropped.
 var exactDropped = map[string]string{
-	"-c": WhyOutput, "-S": WhyOutput, "-E": WhyOutput, "-fsyntax-only": WhyOutput,
+	"-c": WhyOwn, "-S": WhyOwn, "-E": WhyOwn, "-fsyntax-only": WhyOwn,
 	"-M": WhyOutput, "-MM": WhyOutput, "-MD": WhyOutput, "-MMD": WhyOutput, "-MG": WhyOutput,
 	"-MP": WhyOutput, "-MV": WhyOutput, "-H": WhyOutput, "-v": WhyOutput, "-###": WhyOutput,
 	"--coverage": WhyLoad, "-ftest-coverage": WhyLoad, "-fmodules": WhyLoad, "-fcxx-modules": WhyLoad,
@@ -171,8 +172,10 @@ func dropWhy(a string) string {
 		return why
 	}
 	switch {
-	// Joined forms of the output and dependency options: -ofile, -MFfile, -MTt, -MQt, -MJfile.
-	case strings.HasPrefix(a, "-o"), strings.HasPrefix(a, "-MF"), strings.HasPrefix(a, "-MT"),
+	case a == "-o" || strings.HasPrefix(a, "-o"):
+		return WhyOwn
+	// Joined forms of the dependency options: -MFfile, -MTt, -MQt, -MJfile.
+	case strings.HasPrefix(a, "-MF"), strings.HasPrefix(a, "-MT"),
 		strings.HasPrefix(a, "-MQ"), strings.HasPrefix(a, "-MJ"), strings.HasPrefix(a, "--serialize-diagnostics"),
 		strings.HasPrefix(a, "-save-temps"), strings.HasPrefix(a, "--save-temps"), strings.HasPrefix(a, "-gen-reproducer"),
 		strings.HasPrefix(a, "-print-"), strings.HasPrefix(a, "--print-"), strings.HasPrefix(a, "-dependency-"),
@@ -248,14 +251,14 @@ func within(path, root string) bool {
 }
 
 // Report is the one message that tells the user what was dropped from the flags of source (a
-// database's path), grouped by why; "" when nothing worth telling was dropped (inputs and
-// link-only options are always dropped and never worth a message).
+// database's path), grouped by why; "" when nothing worth telling was dropped (inputs, the
+// compile's own -c and -o, and link-only options are in every command and never worth a message).
 func Report(source string, dropped []Dropped) string {
 	byWhy := map[string][]string{}
 	var order []string
 	seen := map[string]bool{}
 	for _, d := range dropped {
-		if d.Why == WhyInput || d.Why == WhyLink || seen[d.Why+"\x00"+d.Arg] {
+		if d.Why == WhyInput || d.Why == WhyOwn || d.Why == WhyLink || seen[d.Why+"\x00"+d.Arg] {
 			continue
 		}
 		seen[d.Why+"\x00"+d.Arg] = true
