@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hydra-lsp/hydra/engine"
 	"github.com/hydra-lsp/hydra/engine/model/modeltest"
 	"github.com/hydra-lsp/hydra/internal/realproject"
 )
@@ -21,11 +20,7 @@ func TestRealProjectGoogletestLSP(t *testing.T) {
 	for _, c := range realproject.GoogletestCuts {
 		t.Run(c.Name, func(t *testing.T) {
 			upstream, prefix, body, suffix := c.Split(t, p)
-			first, repair := c.Attempts(body)
-			model := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{
-				{PromptContains: engine.FeedbackMarker, Text: repair, Chunk: 4},
-				{Text: first, Chunk: 4},
-			}})
+			model := modeltest.NewServer(t, c.Script(body))
 			srv := startServer(t, clientOptions{initOptions: map[string]any{"hydra": map[string]any{"modelUrl": model.URL}}})
 			path := filepath.Join(p.Dir, c.File)
 			uri := "file://" + path
