@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hydra-lsp/hydra/engine"
 	"github.com/hydra-lsp/hydra/engine/model/modeltest"
 	"github.com/hydra-lsp/hydra/internal/realproject"
 )
@@ -22,11 +21,7 @@ func TestRealProjectGoogletestCLI(t *testing.T) {
 	for _, c := range realproject.GoogletestCuts {
 		t.Run(c.Name, func(t *testing.T) {
 			upstream, prefix, body, suffix := c.Split(t, p)
-			first, repair := c.Attempts(body)
-			model := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{
-				{PromptContains: engine.FeedbackMarker, Text: repair, Chunk: 4},
-				{Text: first, Chunk: 4},
-			}})
+			model := modeltest.NewServer(t, c.Script(body))
 			// The prompt file sits beside the original, so that its "…" includes resolve
 			// the same way.
 			path := filepath.Join(p.Dir, c.File)

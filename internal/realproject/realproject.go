@@ -14,6 +14,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hydra-lsp/hydra/engine"
+	"github.com/hydra-lsp/hydra/engine/model/modeltest"
 )
 
 // GoogletestSrc is where Debian's googletest package puts the project's source.
@@ -153,10 +156,13 @@ func (c Cut) Split(t testing.TB, p *Project) (upstream, prefix, body, suffix str
 	return upstream, upstream[:at], body, upstream[at+len(body):]
 }
 
-// Attempts are what the scripted stand-in writes: the body with the mistake, then (prompted
+// Script is what the scripted stand-in model writes: the body with the mistake, then (prompted
 // with the checker's feedback) the right one, each followed by the closing line and more code,
 // as a model goes on.
-func (c Cut) Attempts(body string) (first, repair string) {
+func (c Cut) Script(body string) modeltest.Script {
 	more := c.Close + "\nint more;\n"
-	return strings.Replace(body, c.Fix, c.Mistake, 1) + more, body + more
+	return modeltest.Script{Rules: []modeltest.Rule{
+		{PromptContains: engine.FeedbackMarker, Text: body + more, Chunk: 4},
+		{Text: strings.Replace(body, c.Fix, c.Mistake, 1) + more, Chunk: 4},
+	}}
 }
