@@ -125,7 +125,9 @@ type Stats struct {
 	Wall                  time.Duration `json:"wall_ns"`
 	// ModelWaitOnChecker is the time token streaming waited for the checker (~0 when async).
 	ModelWaitOnChecker time.Duration `json:"model_wait_on_checker_ns"`
-	// TimeToFirstCheck is from the start of the search to the first progress event.
+	// TimeToFirstCheck is from the start of the search to the checker's first verdict (progress
+	// or error) on a generated line: checking the prompt's own lines (the prefix, its
+	// #includes) is part of it, a progress event inside the prefix does not end it.
 	TimeToFirstCheck  time.Duration `json:"time_to_first_check_ns"`
 	CheckpointResumes int           `json:"checkpoint_resumes"`
 	ResubmittedBytes  int           `json:"resubmitted_bytes"` // text re-checked after a resume

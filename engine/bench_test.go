@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,4 +90,76 @@ func BenchmarkCheckerRollback(b *testing.B) {
 	}
 	b.ReportMetric(float64(resub)/float64(b.N), "resubmitted-bytes")
 	b.ReportMetric(float64(scratch)/float64(b.N), "from-scratch-bytes")
+}
+
+// bigFile returns a C++ file of n small functions (8 lines each, over the standard containers)
+// after a few #includes, split at the body of function cut: the prefix ends with its signature
+// line, body is its body with the closing brace, suffix is everything after.
+func bigFile(n, cut int) (prefix, body, suffix string) {
+	var pre, suf strings.Builder
+	pre.WriteString("#include <algorithm>\n#include <map>\n#include <string>\n#include <vector>\n\n")
+	for i := range n {
+		sig := fmt.Sprintf("int f%d(const std::vector<int>& v) {\n", i)
+		b := fmt.Sprintf("  int s = 0;\n  for (int x : v) s += x * %d;\n  std::map<std::string, int> m;\n  m[\"k\"] = s;\n  return std::max(m[\"k\"], %d);\n}\n\n", i, i)
+		switch {
+		case i < cut:
+			pre.WriteString(sig + b)
+		case i == cut:
+			pre.WriteString(sig)
+			body = b[:len(b)-1]
+			suf.WriteString("\n")
+		default:
+			suf.WriteString(sig + b)
+		}
+	}
+	return pre.String(), body, suf.String()
+}
+
+// bigFileRepair scripts the stand-in model for a body of bigFile: the first attempt names an
+// undeclared variable on its first line, the repair (prompted with feedback) writes body.
+func bigFileRepair(body string) modeltest.Script {
+	bad := strings.Replace(body, "int s = 0;", "int s = total;", 1)
+	return modeltest.Script{Rules: []modeltest.Rule{
+		{PromptContains: FeedbackMarker, Text: body, Chunk: 4},
+		{Text: bad, Chunk: 4},
+	}}
+}
+
+// BenchmarkFinalCheck: a repaired generation near the top of a 2,400-line file (the first
+// attempt's first line names an undeclared variable). Once the repair is generated, the search checks the
+// suffix in the session that checked the accepted text (it never re-checks the prefix);
+// final-ms is the time from the last checked generated line to the verdict on the whole file,
+// first-check-ms the time to the first checked generated line (Stats.TimeToFirstCheck), wall-ms the
+// whole search. docs/checker-benchmark.md names the command and the figures.
+func BenchmarkFinalCheck(b *testing.B) {
+	prefix, body, suffix := bigFile(300, 5)
+	srv := modeltest.NewServer(b, bigFileRepair(body))
+	ck := newChecker(b)
+	gen := newClient(b, srv.URL)
+	req := Request{Prefix: prefix, Suffix: suffix, Filename: "big.cc", Flags: []string{"-std=c++17"}, Model: "m", StopAtClose: true}
+	var final, first, wall time.Duration
+	for i := 0; i < b.N; i++ {
+		res, err := Search(context.Background(), ck, gen, req)
+		if err != nil || !res.OK || res.Text != body || res.Stats.Attempts != 2 {
+			b.Fatalf("search: %v %+v", err, res)
+		}
+		var lastGen, done float64
+		for _, n := range res.Trace.Nodes {
+			switch {
+			case n.Kind == "progress" && n.Rollout == 1:
+				lastGen = max(lastGen, n.AtMS)
+			case n.Kind == "done":
+				done = n.AtMS
+			}
+		}
+		final += time.Duration((done - lastGen) * float64(time.Millisecond))
+		first += res.Stats.TimeToFirstCheck
+		wall += res.Stats.Wall
+	}
+	lines := strings.Count(prefix+body+suffix, "\n")
+	b.ReportMetric(float64(lines), "file-lines")
+	b.ReportMetric(float64(final.Milliseconds())/float64(b.N), "final-ms")
+	b.ReportMetric(float64(first.Milliseconds())/float64(b.N), "first-check-ms")
+	b.ReportMetric(float64(wall.Milliseconds())/float64(b.N), "wall-ms")
+	b.ReportMetric(float64(final)/float64(max(wall, 1)), "final/wall")
 }

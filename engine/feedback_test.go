@@ -49,6 +49,8 @@ func TestCutterStopsWhenConstructCloses(t *testing.T) {
 		{"braces in comments and strings ignored", "int f() {\n", "", []string{"  // }\n  const char *s = \"}\";\n", "}\nextra\n"}, "  // }\n  const char *s = \"}\";\n}\n"},
 		{"suffix closes the block", "int f() {\n", "}\n", []string{"  return 1;\n}\n", "int g;\n"}, "  return 1;\n"},
 		{"closing brace after a literal", "int f() {\n", "}\n", []string{"  return \"}\"[0]; }\n"}, "  return \"}\"[0]; "},
+		{"closing brace after a digit separator", "int f() {\n", "}\n", []string{"  x = 1'000; }\n"}, "  x = 1'000; "},
+		{"closing brace after a comment from an earlier line", "int f() {\n", "}\n", []string{"  /* }\n", "*/ x = 1; }\n"}, "  /* }\n*/ x = 1; "},
 		{"unclosed at end of stream", "int f() {\n", "", []string{"  return 1;\n", "  x"}, "  return 1;\n  x"},
 		// The suffix brings its own indented brace: the generated one's blanks are not kept
 		// (a class method, an indented namespace, a nested block, tabs).

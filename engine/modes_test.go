@@ -487,3 +487,45 @@ func TestCheckpointBudgetIsKept(t *testing.T) {
 		t.Errorf("the tree held up to %d checkpoints, want 1..2", most)
 	}
 }
+
+// TestFinalCheckGoesOnFromTheAcceptedText: after a repair, the session that checks the repaired
+// text resumes the checkpoint nearest its start and goes on with the suffix in one piece; no
+// session checks the prefix twice, and the repaired session is the one that gives the verdict.
+func TestFinalCheckGoesOnFromTheAcceptedText(t *testing.T) {
+	prefix, body, suffix := bigFile(40, 3)
+	srv := modeltest.NewServer(t, bigFileRepair(body))
+	rec := newRecorder(newChecker(t))
+	res, err := Search(context.Background(), rec, newClient(t, srv.URL), Request{Prefix: prefix, Suffix: suffix, Filename: "big.cc",
+		Flags: []string{"-std=c++17"}, Model: "m", StopAtClose: true})
+	if err != nil || !res.OK || res.Text != body || res.Stats.Attempts != 2 {
+		t.Fatalf("search: %v %+v", err, res)
+	}
+	var fresh, resumed []*recSession
+	for _, s := range rec.all() {
+		if s.resumed {
+			resumed = append(resumed, s)
+		} else {
+			fresh = append(fresh, s)
+		}
+	}
+	if len(fresh) != 1 || len(resumed) != 1 {
+		t.Fatalf("%d fresh and %d resumed sessions, want the first attempt's and the repair's", len(fresh), len(resumed))
+	}
+	subs := resumed[0].submitted()
+	if resumed[0].fromOff != len(prefix) {
+		t.Errorf("the repair resumed at offset %d, want the end of the prefix %d", resumed[0].fromOff, len(prefix))
+	}
+	if got := strings.Join(subs, ""); got != body+suffix {
+		t.Errorf("the repair's session checked %q…, want the repaired body and the suffix only", got[:min(len(got), 80)])
+	}
+	if len(subs) == 0 || subs[len(subs)-1] != suffix {
+		t.Errorf("the suffix went in %d submissions after the body, want one", len(subs)-strings.Count(body, "\n"))
+	}
+	// Time to first check is the first verdict on a generated line: the first attempt's error on
+	// its first line, which comes after the whole prefix was checked.
+	errNodes := traceNodes(res, "error")
+	if len(errNodes) != 1 || res.Stats.TimeToFirstCheck <= 0 ||
+		float64(res.Stats.TimeToFirstCheck.Microseconds())/1000 > errNodes[0].AtMS {
+		t.Errorf("time to first check %v, error node at %v ms: want the first verdict on generated text", res.Stats.TimeToFirstCheck, errNodes)
+	}
+}

@@ -368,9 +368,11 @@ func (s *search) stream(r *rollout, q *queue) error {
 			r.mu.Lock()
 			r.text.WriteString(s.req.Suffix)
 			r.mu.Unlock()
-			for _, c := range chunk.Split(s.req.Suffix, s.chunkOpts) {
-				q.push(item{text: c.Text, opts: checkers.SubmitOptions{Cat: c.Cat}})
-			}
+			// The final check: the session that checked the accepted text (resumed from the
+			// checkpoint nearest to it) goes on with the suffix, submitted in one piece. No
+			// verdict inside the suffix is needed line by line (progress there makes no
+			// node), so one chunk spares a round trip and an event per line of a long file.
+			q.push(item{text: s.req.Suffix, opts: checkers.SubmitOptions{Cat: lastCat(s.req.Suffix, s.chunkOpts)}})
 		}
 	}
 	if s.mode == PostHoc && s.req.Suffix != "" {
@@ -380,6 +382,15 @@ func (s *search) stream(r *rollout, q *queue) error {
 	}
 	q.push(item{eos: true})
 	return nil
+}
+
+// lastCat is the boundary category text ends on, as the chunker classifies its last line.
+func lastCat(text string, opts chunk.Options) string {
+	cs := chunk.Split(text, opts)
+	if len(cs) == 0 {
+		return checkers.BoundaryLine
+	}
+	return cs[len(cs)-1].Cat
 }
 
 // entropy is the entropy, in nats, of the distribution over the reported top alternatives
@@ -516,7 +527,6 @@ type cutter struct {
 	// the block, when the insertion point is at a line's start), so blanks before the generated
 	// closing brace are not kept: they would indent the suffix's brace twice.
 	suffixPads bool
-	head       string // the start of the line the generation begins in (before g)
 
 	g      strings.Builder // generated text fed so far
 	passed int             // bytes of g passed on
@@ -539,7 +549,6 @@ func newCutter(s *search, base string) *cutter {
 	c.suffixPads = strings.HasPrefix(s.req.Suffix, " ") || strings.HasPrefix(s.req.Suffix, "\t")
 	// Lines generated before the start node count too (a rollback keeps them).
 	gen := base[min(len(s.req.Prefix), len(base)):]
-	c.head = base[strings.LastIndexByte(base, '\n')+1:]
 	for len(gen) > 0 {
 		j := strings.IndexByte(gen, '\n')
 		if j < 0 {
@@ -583,7 +592,6 @@ func (c *cutter) feed(piece string) (string, bool) {
 			}
 			lineStart := c.lined
 			c.lined += j + 1
-			before := c.depth.Depth()
 			c.depth.Write(g[lineStart:c.lined])
 			d := c.depth.Depth()
 			if d > c.d0 {
@@ -595,15 +603,11 @@ func (c *cutter) feed(piece string) (string, bool) {
 				if c.exclusive && d < c.d0 {
 					// Keep the line up to the brace that closes the block: the suffix
 					// brings its own.
-					head := ""
-					if lineStart == 0 {
-						head = c.head
-					}
 					end = lineStart
-					if k := closingBrace(head+g[lineStart:c.lined], before, c.d0); k >= len(head) {
-						end = lineStart + k - len(head)
+					if o := c.depth.ClosingBrace(c.d0); o >= 0 {
+						end = max(c.lined-(c.depth.Offset()-o), 0) // 0: the brace was before g
 					}
-					if c.suffixPads {
+					if c.suffixPads && end >= lineStart {
 						// "    }" generated at a line's start, before the suffix's own "    }":
 						// keep the line's code, not its blanks.
 						end = lineStart + len(strings.TrimRight(g[lineStart:end], " \t"))
@@ -643,38 +647,3 @@ func (c *cutter) flush() string {
 
 // String describes a rollout for messages.
 func (r *rollout) String() string { return fmt.Sprintf("rollout %d", r.id) }
-
-// closingBrace returns the index in line of the '}' that takes the brace depth (depth at the
-// line's start) below d0, skipping string and character literals and comments on the line;
-// -1 when there is none.
-func closingBrace(line string, depth, d0 int) int {
-	for i := 0; i < len(line); i++ {
-		switch ch := line[i]; ch {
-		case '"', '\'':
-			for i++; i < len(line) && line[i] != ch; i++ {
-				if line[i] == '\\' {
-					i++
-				}
-			}
-		case '/':
-			if i+1 < len(line) && line[i+1] == '/' {
-				return -1
-			}
-			if i+1 < len(line) && line[i+1] == '*' {
-				k := strings.Index(line[i+2:], "*/")
-				if k < 0 {
-					return -1
-				}
-				i += k + 3
-			}
-		case '{':
-			depth++
-		case '}':
-			depth--
-			if depth < d0 {
-				return i
-			}
-		}
-	}
-	return -1
-}

@@ -492,9 +492,8 @@ func (s *search) progress(r *rollout, ev checkers.Event) {
 	if ev.Off >= s.t.prefixLen {
 		s.rootConfirmed = true
 	}
-	if !s.firstCheck {
-		s.firstCheck = true
-		s.stats.TimeToFirstCheck = time.Since(s.start)
+	if ev.Off > s.t.prefixLen {
+		s.checkedGenerated()
 	}
 	_, genEnd := r.snapshot()
 	if ev.Off <= r.head.Off || ev.Off > genEnd {
@@ -512,6 +511,15 @@ func (s *search) progress(r *rollout, ev checkers.Event) {
 	}
 	s.update(Update{Kind: "accepted", Attempt: r.id + 1, Accepted: s.generated(text)})
 	s.onNode(n, r)
+}
+
+// checkedGenerated records Stats.TimeToFirstCheck at the checker's first verdict (progress or
+// error) on a generated line; the prompt's own lines do not count.
+func (s *search) checkedGenerated() {
+	if !s.firstCheck {
+		s.firstCheck = true
+		s.stats.TimeToFirstCheck = time.Since(s.start)
+	}
 }
 
 // checkpoint adopts the checkpoint of a chkpt event and hangs it where it belongs: on r's
@@ -582,6 +590,7 @@ func (s *search) checkError(r *rollout, ev checkers.Event) {
 		s.clampedDiag[ev.Diag] = true
 		off = s.t.prefixLen
 	}
+	s.checkedGenerated()
 	text := r.textUpTo(off)
 	e := &Node{Kind: NodeError, Off: off, Line: ev.Line, Col: ev.Col, Cat: ev.Cat, Diag: ev.Diag, Notes: ev.Notes, Rollout: r.id, Text: text}
 	if e.Line == 0 {

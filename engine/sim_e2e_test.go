@@ -7,11 +7,11 @@ import (
 	"testing"
 
 	"github.com/hydra-lsp/hydra/checkers/wholefile"
-	"github.com/hydra-lsp/hydra/engine/sim"
+	"github.com/hydra-lsp/hydra/sim"
 )
 
 // TestSearchOnSimulatedModelTasks runs whole searches on benchmark tasks whose first attempt
-// has an injected static error, with the simulated model (engine/sim, a stand-in for a model)
+// has an injected static error, with the simulated model (sim, a stand-in for a model)
 // and the real Clang checker, and checks every accepted program with an independent
 // whole-file `clang-19 -fsyntax-only`. HYDRA_FULL=1 runs more tasks.
 func TestSearchOnSimulatedModelTasks(t *testing.T) {

@@ -57,7 +57,8 @@ type Summary struct {
 	// Message is the one-line summary also shown with window/showMessage.
 	Message string `json:"message"`
 	// WallMs is the generation's wall time; TimeToFirstCheckMs the time from its start to the
-	// first checked line (small when the preamble's checkpoint was warm).
+	// checker's first verdict on a generated line (engine.Stats.TimeToFirstCheck: the prefix's
+	// own lines are checked before it; small when the preamble's checkpoint was warm).
 	WallMs             int64 `json:"wallMs"`
 	TimeToFirstCheckMs int64 `json:"timeToFirstCheckMs"`
 	// Warm says whether a dormant checkpoint of the document's preamble was ready.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/hydra-lsp/hydra/engine"
-	"github.com/hydra-lsp/hydra/engine/sim"
+	"github.com/hydra-lsp/hydra/sim"
 )
 
 // rootHits runs the uncertainty policy on trials errors whose root token is drawn uniformly

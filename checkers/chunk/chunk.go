@@ -52,14 +52,16 @@ type rawChunk struct {
 type Chunker struct {
 	lx lexer
 
-	partial string // text after the last newline
-	off     int    // stream offset of the first pending byte
+	partial string          // text after the last newline
+	group   strings.Builder // complete physical lines that end in a splice, not yet lexed
+	off     int             // stream offset of the first pending byte
+	lastOff int             // stream offset of the last group lexed
 
 	// The line stage: lines not yet cut.
 	pending strings.Builder
 	pend    rawChunk
-	// holdIdent: the pending text is clean but its last token is an identifier; it waits
-	// for the next line with tokens to show whether that starts with '('.
+	// holdIdent: the pending text is clean but its last token is an identifier or ')'; it
+	// waits for the next line with tokens to show whether that starts with '('.
 	holdIdent bool
 
 	// The preamble stage.
@@ -70,7 +72,7 @@ type Chunker struct {
 
 // New returns a Chunker for text lexed with opts.
 func New(opts Options) *Chunker {
-	return &Chunker{lx: lexer{opts: opts}, inPreamble: true}
+	return &Chunker{lx: newLexer(opts), inPreamble: true}
 }
 
 // NewAfter returns a Chunker for text that continues prefix, which must end where the lexer
@@ -89,7 +91,19 @@ func NewAfter(opts Options, prefix string) *Chunker {
 func (c *Chunker) Depth() int { return c.lx.depth }
 
 // Offset returns the number of bytes written so far.
-func (c *Chunker) Offset() int { return c.off + c.pending.Len() + len(c.partial) }
+func (c *Chunker) Offset() int { return c.off + c.pending.Len() + c.group.Len() + len(c.partial) }
+
+// ClosingBrace returns the stream offset (as Offset counts) of the first '}' in the last
+// group of lines lexed (the last complete line written, with the lines spliced before it) that
+// took the brace depth below d, or -1 when none did.
+func (c *Chunker) ClosingBrace(d int) int {
+	for _, cl := range c.lx.closes {
+		if cl.depth < d {
+			return c.lastOff + cl.pos
+		}
+	}
+	return -1
+}
 
 // Write feeds more text and returns the chunks that became complete, in order.
 func (c *Chunker) Write(text string) []Chunk {
@@ -101,7 +115,11 @@ func (c *Chunker) Write(text string) []Chunk {
 		}
 		line := c.partial[:k+1]
 		c.partial = c.partial[k+1:]
-		c.addLine(line)
+		if c.lx.endsWithSplice(line) {
+			c.group.WriteString(line) // the next line continues this one: lex them together
+			continue
+		}
+		c.addGroup(line)
 	}
 	out := c.out
 	c.out = nil
@@ -112,13 +130,13 @@ func (c *Chunker) Write(text string) []Chunk {
 // (Unclean set) and a last line without a newline. The Chunker can be used again afterwards
 // as if a fresh stream continued at the same offset.
 func (c *Chunker) Flush() []Chunk {
-	if c.partial != "" {
+	if c.partial != "" || c.group.Len() > 0 {
 		line := c.partial
 		c.partial = ""
-		c.addLine(line)
+		c.addGroup(line)
 	}
 	if c.pending.Len() > 0 {
-		c.pend.unclean = !c.lineStateClean()
+		c.pend.unclean = !c.lx.clean()
 		c.cut()
 	}
 	c.holdIdent = false
@@ -128,12 +146,16 @@ func (c *Chunker) Flush() []Chunk {
 	return out
 }
 
-func (c *Chunker) lineStateClean() bool {
-	return c.lx.mode == modeCode && !c.lx.continued && c.lx.ifDepth == 0
-}
-
-// addLine is the line stage: it decides, line by line, where clean cuts are.
-func (c *Chunker) addLine(line string) {
+// addGroup is the line stage: it decides, group by group (a physical line and the lines
+// spliced before it), where clean cuts are.
+func (c *Chunker) addGroup(last string) {
+	line := last
+	if c.group.Len() > 0 {
+		c.group.WriteString(last)
+		line = c.group.String()
+		c.group.Reset()
+	}
+	c.lastOff = c.off + c.pending.Len()
 	info := c.lx.line(line)
 	if c.holdIdent && info.hasTokens {
 		c.holdIdent = false
@@ -157,7 +179,7 @@ func (c *Chunker) addLine(line string) {
 	c.pend.depth = c.lx.depth
 	switch {
 	case !info.clean:
-	case info.hasTokens && info.lastIdent:
+	case info.hasTokens && info.lastHold:
 		c.holdIdent = true
 	case c.holdIdent:
 		// A blank or comment-only line after a held identifier: keep waiting.

@@ -235,6 +235,7 @@ func TestBraceDepth(t *testing.T) {
 }
 
 func TestOptionsForFlags(t *testing.T) {
+	iso := Options{Trigraphs: true}
 	tests := []struct {
 		flags []string
 		file  string
@@ -242,10 +243,42 @@ func TestOptionsForFlags(t *testing.T) {
 	}{
 		{nil, "a.cpp", Options{}},
 		{nil, "a.c", Options{NoDigitSeparators: true}},
-		{[]string{"-std=c11"}, "a.c", Options{NoRawStrings: true, NoDigitSeparators: true}},
+		{[]string{"-std=c11"}, "a.c", Options{NoRawStrings: true, NoDigitSeparators: true, Trigraphs: true}},
 		{[]string{"-std=gnu11"}, "a.c", Options{NoDigitSeparators: true}},
-		{[]string{"-x", "c", "-std=c23"}, "a.cpp", Options{NoRawStrings: true}},
+		{[]string{"-std=gnu89"}, "a.c", Options{NoRawStrings: true, NoDigitSeparators: true, NoUTFLiterals: true}},
+		{[]string{"-std=gnu99"}, "a.c", Options{NoDigitSeparators: true, NoUTFLiterals: true}},
+		{[]string{"-std=c89"}, "a.c", Options{NoRawStrings: true, NoDigitSeparators: true, Trigraphs: true, NoLineComments: true, NoDigraphs: true, NoUTFLiterals: true}},
+		{[]string{"-ansi"}, "a.c", Options{NoRawStrings: true, NoDigitSeparators: true, Trigraphs: true, NoLineComments: true, NoDigraphs: true, NoUTFLiterals: true}},
+		{[]string{"-std=iso9899:199409"}, "a.c", Options{NoRawStrings: true, NoDigitSeparators: true, Trigraphs: true, NoLineComments: true, NoUTFLiterals: true}},
+		{[]string{"-ansi"}, "a.cpp", Options{NoRawStrings: true, NoDigitSeparators: true, Trigraphs: true, NoUTFLiterals: true}},
+		{[]string{"-std=c++98"}, "a.cpp", Options{NoRawStrings: true, NoDigitSeparators: true, Trigraphs: true, NoUTFLiterals: true}},
+		{[]string{"-std=gnu++98"}, "a.cpp", Options{NoRawStrings: true, NoDigitSeparators: true, NoUTFLiterals: true}},
+		{[]string{"-std=c++11"}, "a.cpp", Options{NoDigitSeparators: true, Trigraphs: true}},
+		{[]string{"-std=c++14"}, "a.cpp", iso},
+		{[]string{"-std=c++17"}, "a.cpp", Options{}},
+		{[]string{"-std=c++17", "-trigraphs"}, "a.cpp", iso},
+		{[]string{"-std=c++14", "-fno-trigraphs"}, "a.cpp", Options{}},
+		{[]string{"-std=c++14", "-fno-trigraphs", "-ftrigraphs"}, "a.cpp", iso},
+		{[]string{"-std=c23"}, "a.c", Options{NoRawStrings: true, Trigraphs: true}},
+		{[]string{"-std=c2y"}, "a.c", Options{NoRawStrings: true, Trigraphs: true}},
+		{[]string{"-std=gnu2y"}, "a.c", Options{}},
+		{[]string{"--std=c11"}, "a.c", Options{NoRawStrings: true, NoDigitSeparators: true, Trigraphs: true}},
+		{[]string{"--std", "c11"}, "a.c", Options{NoRawStrings: true, NoDigitSeparators: true, Trigraphs: true}},
+		// clang's driver has no "-std X": the value is an input file, the standard the default.
+		{[]string{"-std", "c11"}, "a.c", Options{NoDigitSeparators: true}},
+		{[]string{"-std=c11", "-std=gnu11"}, "a.c", Options{NoDigitSeparators: true}},
+		{[]string{"-ansi", "-std=gnu11"}, "a.c", Options{NoDigitSeparators: true}},
+		{[]string{"-std=c11", "-fraw-string-literals"}, "a.c", Options{NoDigitSeparators: true, Trigraphs: true}},
+		{[]string{"-fno-raw-string-literals"}, "a.c", Options{NoRawStrings: true, NoDigitSeparators: true}},
+		{[]string{"-fno-raw-string-literals"}, "a.cpp", Options{}}, // ignored from C++11 on
+		{[]string{"-std=c++98", "-fraw-string-literals"}, "a.cpp", Options{NoDigitSeparators: true, Trigraphs: true, NoUTFLiterals: true}},
+		{[]string{"-std=c11"}, "a.cpp", Options{}}, // a C standard for C++: clang refuses it
+		{[]string{"-x", "c", "-std=c23"}, "a.cpp", Options{NoRawStrings: true, Trigraphs: true}},
+		{[]string{"--language=c", "-std=c23"}, "a.cpp", Options{NoRawStrings: true, Trigraphs: true}},
+		{[]string{"--language", "objective-c"}, "a.cpp", Options{NoDigitSeparators: true}},
 		{[]string{"-xc++"}, "a.c", Options{}},
+		{[]string{"-x", "c++-header", "-std=c++11"}, "a.c", Options{NoDigitSeparators: true, Trigraphs: true}},
+		{[]string{"-fno-digraphs"}, "a.cpp", Options{NoDigraphs: true}},
 	}
 	for _, tt := range tests {
 		if got := OptionsForFlags(tt.flags, tt.file); got != tt.want {

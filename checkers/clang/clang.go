@@ -37,7 +37,8 @@ import (
 
 // DefaultTimeout is how long a session may stay silent while the driver waits for an answer
 // from it (its init, the verdict on a submitted chunk, or done after EOS) when Options.Timeout
-// is zero.
+// is zero. It is the one per-chunk time limit: hydra check --timeout, hydra generate --timeout
+// and the language server's checkTimeout setting replace it (0 there: no limit).
 const DefaultTimeout = 2 * time.Minute
 
 // DefaultSpin is how long a session's readers spin before they block when Options.Spin is
@@ -95,8 +96,8 @@ type Checker struct {
 	env     []string
 	plain   bool
 	spin    time.Duration
-	ring    bool // give each session a shared-memory ring (!Options.SocketOnly)
-	timeout time.Duration
+	ring    bool         // give each session a shared-memory ring (!Options.SocketOnly)
+	timeout atomic.Int64 // per-answer limit in nanoseconds; <= 0: none (SetTimeout)
 	stderr  *os.File
 
 	// lifeline is the write end of the pipe every shim process polls; closing it (or dying)
@@ -137,7 +138,7 @@ func New(opts Options) (*Checker, error) {
 	if spin > 0 {
 		env = append(slices.Clip(env), "HYDRA_SHIM_SPIN_US="+strconv.FormatInt(spin.Microseconds(), 10))
 	}
-	return &Checker{
+	c := &Checker{
 		shim:      shim,
 		env:       env,
 		onDropped: opts.OnDroppedFlag,
@@ -145,14 +146,31 @@ func New(opts Options) (*Checker, error) {
 		plain:     opts.PlainJSON,
 		spin:      spin,
 		ring:      !opts.SocketOnly,
-		timeout:   timeout,
 		stderr:    opts.Stderr,
 		lifeline:  w,
 		lifelineR: r,
 		sessions:  map[int64]*Session{},
 		cps:       map[int64]*Checkpoint{},
 		byHash:    map[[32]byte]*Checkpoint{},
-	}, nil
+	}
+	c.timeout.Store(int64(timeout))
+	return c, nil
+}
+
+// SetTimeout replaces the per-answer time limit (Options.Timeout) for sessions started from now
+// on: zero or negative means no limit. The language server calls it when its checkTimeout
+// setting changes.
+func (c *Checker) SetTimeout(d time.Duration) { c.timeout.Store(int64(d)) }
+
+// sessionTimeout is the per-answer limit a session starting now runs under (0: none).
+func (c *Checker) sessionTimeout() time.Duration { return max(time.Duration(c.timeout.Load()), 0) }
+
+// TimeoutFlag converts a command line's --timeout (0: never) to Options.Timeout.
+func TimeoutFlag(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }
 
 // ShimPath returns the shim binary the Checker runs.

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,6 +65,67 @@ var fuzzSnippets = []string{
 	"template <typename T> T twice(T v) { return v + v; }\nint tw = twice(1);\n",
 	"static_assert(sizeof(int) == 4, \"int\");\n",
 	"int __counter_a = __COUNTER__;\n",
+	// Lexer corners that decide where checkers/chunk may cut (checkers/chunk/clanglex_test.go):
+	// trigraphs, splices, raw strings, directives in odd spellings, lone CRs, C89's //*, digit
+	// separators, a function-like macro's name at a line end, pragmas that span lines.
+	"??=if 0\nint tri_skipped = ;\n??=endif\n",
+	"int tri_c = 1; // ??/\nint tri_d = ;\n",
+	"int tri_f(void) ??<\n  return 0;\n??>\n",
+	"int spl_a; /\\\n* spliced comment */\n",
+	"const char *spl_r = R\\\n\"(a\n)\";\n",
+	"#i\\\nf 0\nint spl_skipped = ;\n#end\\\nif\n",
+	"#define RAW_DEF R\"(\n)\"\n",
+	"#if 0\nR\"(\n#endif\n)\"\n#endif\n",
+	"/**/ #if 0\nint odd_a = ;\n#endif\n",
+	"#/**/if 0\nint odd_b = ;\n#endif\n",
+	"%:if 0\nint odd_c = ;\n%:endif\n",
+	"/* a\n*/ #if 0\nint odd_d = ;\n#endif\n",
+	"#if 0\rint cr_a = ;\r#endif\rint cr_b;\n",
+	"int c89_div = 4 //* x\n*/ 2;\n",
+	"int sep = 1'000 /* '\n*/;\n",
+	"#define FZ_ID(x) x\n#define FZ_F(x) x\nint fz_call = FZ_ID(FZ_F)\n(1);\n",
+	"#pragma clang assume_nonnull begin\nint *nn_p;\n#pragma clang assume_nonnull end\n",
+	"#pragma clang arc_cf_code_audited begin\nint *cf_p;\n#pragma clang arc_cf_code_audited end\n",
+	"static int fz_unused;\n",
+	"void fz_empty(int x) { if (x);\n}\n",
+}
+
+// fuzzModes are the language modes programs run under: lang bits 3–5 pick one (0 keeps the
+// four of lang bits 0–1), bits 6–7 a set of warnings made errors.
+var (
+	fuzzCModes   = [][]string{{"-std=c89"}, {"-std=c99"}, {"-std=gnu89"}, {"-std=c2y"}, {"-ansi"}, {"-std=c11", "-trigraphs"}, {"--std=c17"}}
+	fuzzCxxModes = [][]string{{"-std=c++98"}, {"-std=c++11"}, {"-std=c++14"}, {"--std=c++14"}, {"-std=c++17", "-trigraphs"}, {"-std=c++14", "-fno-trigraphs"}, {"-ansi"}}
+	fuzzWerror   = [][]string{nil, {"-Werror", "-Wall"}, {"-Werror", "-Wextra"}, {"-pedantic-errors"}}
+)
+
+// fuzzFlags returns the file name and flags lang selects.
+func fuzzFlags(lang uint8) (string, []string) {
+	file, flags := "fuzz.c", []string{"-std=gnu11"}
+	switch lang & 3 {
+	case 1:
+		file, flags = "fuzz.cpp", []string{"-std=c++17"}
+	case 2:
+		flags = []string{"-std=c23"}
+	case 3:
+		file, flags = "fuzz.cpp", []string{"-std=gnu++20"}
+	}
+	if m := int(lang>>3) & 7; m > 0 {
+		modes := fuzzCModes
+		if lang&1 != 0 {
+			modes = fuzzCxxModes
+		}
+		flags = modes[(m-1)%len(modes)]
+	}
+	return file, append(append([]string(nil), flags...), fuzzWerror[lang>>6]...)
+}
+
+// referenceCrashed reports whether err from wholefile.Check is clang's own outcome on the text
+// (it ran and exited abnormally, or rejected it without an error line) rather than a failure to
+// run it at all (a temporary file, exec, a missing driver), after which there is nothing to
+// compare with: the test fails. The second case is matched by wholefile.Check's message.
+func referenceCrashed(err error) bool {
+	var exit *exec.ExitError
+	return errors.As(err, &exit) || strings.Contains(err.Error(), "failed without an error line")
 }
 
 // outsideRoots matches an #include or #embed (or __has_ form) of an absolute or upward path:
@@ -109,7 +172,7 @@ func repoRootT(tb testing.TB) string {
 // them with whole-file clang-19 -fsyntax-only: the checker must not crash where clang does not,
 // and must give the same verdict. The inputs: text (corpus programs, mutated by the fuzzer);
 // lang (bit 0: C or C++; bit 1: the other standard; bit 2: take a checkpoint halfway and resume
-// it for a second verdict); splits (bit i merges chunk i with the next, so the cut points vary
+// it for a second verdict; bits 3–5: another language mode, bits 6–7: -Werror sets, fuzzFlags); splits (bit i merges chunk i with the next, so the cut points vary
 // over the clean ones checkers/chunk finds); ops (each byte inserts one of fuzzSnippets at a
 // line, or applies a checkers/mutate operator). Crashes it finds become seeds under
 // testdata/fuzz/FuzzChunkedAgainstWholeFile (go test runs them as regression tests).
@@ -139,15 +202,7 @@ func FuzzChunkedAgainstWholeFile(f *testing.F) {
 			t.Skip("long texts make slow fuzzing")
 		}
 		text = decorate(text, lang, ops)
-		file, flags := "fuzz.c", []string{"-std=gnu11"}
-		switch lang & 3 {
-		case 1:
-			file, flags = "fuzz.cpp", []string{"-std=c++17"}
-		case 2:
-			flags = []string{"-std=c23"}
-		case 3:
-			file, flags = "fuzz.cpp", []string{"-std=gnu++20"}
-		}
+		file, flags := fuzzFlags(lang)
 		dir := t.TempDir()
 		for name, body := range map[string]string{"data.bin": "\x01\x02\x00\xff", "local.h": "int local_h = 1;\n"} {
 			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
@@ -161,6 +216,9 @@ func FuzzChunkedAgainstWholeFile(f *testing.F) {
 		if ctx.Err() != nil {
 			t.Skipf("whole-file clang: %v", err) // a timeout on a pathological text: nothing to compare
 		}
+		if err != nil && !referenceCrashed(err) {
+			t.Fatalf("whole-file clang gave no verdict: %v", err)
+		}
 		wholeOK, wholeCrash := whole.OK, err != nil // clang crashed (or rejected without an error line)
 		pieces := cutPieces(text, file, flags, splits)
 		opts := checkers.SessionOptions{Filename: filepath.Join(dir, file), Flags: flags}
@@ -168,24 +226,31 @@ func FuzzChunkedAgainstWholeFile(f *testing.F) {
 		if lang&4 != 0 && len(pieces) > 1 {
 			mid = len(pieces) / 2
 		}
-		ok, crash, cp := chunkedVerdict(t, c, opts, pieces, mid)
-		compare := func(side string, ok bool, crash string) {
-			if crash != "" && !wholeCrash {
-				t.Fatalf("%s: the checker crashed (%s) where whole-file clang did not, on %q cut %q", side, crash, text, pieces)
+		out, cp := chunkedVerdict(t, c, opts, pieces, mid)
+		wholeLine := 0
+		if d, ok := whole.First(); ok {
+			wholeLine = d.Line
+		}
+		compare := func(side string, o fuzzOutcome) {
+			if o.crash != "" && !wholeCrash {
+				t.Fatalf("%s: the checker crashed (%s) where whole-file clang did not, on %q cut %q", side, o.crash, text, pieces)
 			}
-			if crash == "" && !wholeCrash && ok != wholeOK && !outsideRoots.MatchString(text) {
-				t.Fatalf("%s: checker says ok=%v, whole-file clang ok=%v, on %q cut %q", side, ok, wholeOK, text, pieces)
+			if o.crash != "" || wholeCrash || outsideRoots.MatchString(text) {
+				return
+			}
+			if o.ok != wholeOK || o.line != wholeLine {
+				t.Fatalf("%s: checker says ok=%v (first error line %d), whole-file clang ok=%v (line %d), under %q on %q cut %q",
+					side, o.ok, o.line, wholeOK, wholeLine, flags, text, pieces)
 			}
 		}
-		compare("fresh session", ok, crash)
+		compare("fresh session", out)
 		if cp != nil {
 			defer cp.Release()
 			s, err := c.Resume(ctx, cp)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rok, rcrash := sessionOutcome(t, s, pieces[mid+1:])
-			compare("resumed checkpoint", rok, rcrash)
+			compare("resumed checkpoint", sessionOutcome(t, s, pieces[mid+1:]))
 		}
 	})
 }
@@ -238,9 +303,17 @@ func cutPieces(text, file string, flags []string, splits uint64) []string {
 	return pieces
 }
 
+// fuzzOutcome is one side's outcome: its verdict and first error line (0 when accepted), or the
+// crash that ended it.
+type fuzzOutcome struct {
+	ok    bool
+	line  int
+	crash string
+}
+
 // chunkedVerdict checks pieces in a fresh session (asking for a checkpoint after piece mid when
-// mid >= 0) and returns its verdict, or the crash, and the checkpoint.
-func chunkedVerdict(t *testing.T, c *Checker, opts checkers.SessionOptions, pieces []string, mid int) (bool, string, *Checkpoint) {
+// mid >= 0) and returns its outcome and the checkpoint.
+func chunkedVerdict(t *testing.T, c *Checker, opts checkers.SessionOptions, pieces []string, mid int) (fuzzOutcome, *Checkpoint) {
 	t.Helper()
 	s, err := c.Start(context.Background(), opts)
 	if err != nil {
@@ -257,22 +330,17 @@ func chunkedVerdict(t *testing.T, c *Checker, opts checkers.SessionOptions, piec
 	}
 	_ = s.EOS()
 	var cp *Checkpoint
-	ok, crash := false, ""
-	for _, ev := range collect(t, s) {
-		switch ev.Kind {
-		case checkers.KindChkpt:
+	evs := collect(t, s)
+	for _, ev := range evs {
+		if ev.Kind == checkers.KindChkpt {
 			cp = c.AdoptCheckpoint(ev.ID)
-		case checkers.KindDone:
-			ok = ev.OK
-		case checkers.KindCrash:
-			crash = ev.Diag
 		}
 	}
-	return ok, crash, cp
+	return outcomeOf(evs), cp
 }
 
-// sessionOutcome submits pieces to a resumed session and returns its verdict or crash.
-func sessionOutcome(t *testing.T, s checkers.Session, pieces []string) (bool, string) {
+// sessionOutcome submits pieces to a resumed session and returns its outcome.
+func sessionOutcome(t *testing.T, s checkers.Session, pieces []string) fuzzOutcome {
 	t.Helper()
 	defer s.Close()
 	for _, p := range pieces {
@@ -281,14 +349,23 @@ func sessionOutcome(t *testing.T, s checkers.Session, pieces []string) (bool, st
 		}
 	}
 	_ = s.EOS()
-	ok, crash := false, ""
-	for _, ev := range collect(t, s) {
+	return outcomeOf(collect(t, s))
+}
+
+// outcomeOf reads a session's verdict, first error line and crash from its events.
+func outcomeOf(evs []checkers.Event) fuzzOutcome {
+	var o fuzzOutcome
+	for _, ev := range evs {
 		switch ev.Kind {
+		case checkers.KindError:
+			if o.line == 0 {
+				o.line = ev.Line
+			}
 		case checkers.KindDone:
-			ok = ev.OK
+			o.ok = ev.OK
 		case checkers.KindCrash:
-			crash = ev.Diag
+			o.crash = ev.Diag
 		}
 	}
-	return ok, crash
+	return o
 }

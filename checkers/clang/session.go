@@ -100,8 +100,8 @@ func (s *Session) run(ctx context.Context) {
 	s.mu.Unlock()
 	go s.readLoop()
 	go s.deliver()
-	if s.c.timeout > 0 {
-		go s.watch(s.c.timeout)
+	if t := s.c.sessionTimeout(); t > 0 {
+		go s.watch(t)
 	}
 }
 

@@ -6,7 +6,7 @@
 // It works on the text with a small lexer, not on a Clang AST, so a mutant may happen to compile
 // (an include that another header brings in anyway, a rename of an unused name); callers that
 // need an error check the mutant with a compiler. Apply makes one mutant, All makes many.
-// The checker agreement test and the simulated model (engine/sim) both use it.
+// The checker agreement test and the simulated model (sim) both use it.
 package mutate
 
 import (

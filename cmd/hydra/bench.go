@@ -17,8 +17,8 @@ import (
 	"github.com/hydra-lsp/hydra/cmd/hydra/internal/bench"
 	"github.com/hydra-lsp/hydra/cmd/hydra/internal/sandbox"
 	"github.com/hydra-lsp/hydra/engine/model"
-	"github.com/hydra-lsp/hydra/engine/sim"
 	"github.com/hydra-lsp/hydra/policy"
+	"github.com/hydra-lsp/hydra/sim"
 )
 
 func init() {
@@ -100,7 +100,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
        hydra bench lsp-proxy [flags] (clangd directly vs behind hydra lsp)
 
 Runs repair policies side by side on the same tasks and seeds, with the real Clang checker,
-against the SIMULATED model of engine/sim (a stand-in, not a real model; its parameters and
+against the SIMULATED model of sim (a stand-in, not a real model; its parameters and
 assumptions are printed with the results) or a server (--model-url). Every result is checked
 again on its own: static correctness with clang (parsing only), and functional correctness
 (HumanEval-X) by compiling and running the task's tests in a bubblewrap sandbox (no network, no

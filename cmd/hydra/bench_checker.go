@@ -18,7 +18,7 @@ import (
 	"github.com/hydra-lsp/hydra/checkers/agreement"
 	"github.com/hydra-lsp/hydra/checkers/benchmark"
 	"github.com/hydra-lsp/hydra/checkers/clang"
-	"github.com/hydra-lsp/hydra/engine/sim"
+	"github.com/hydra-lsp/hydra/sim"
 )
 
 // runBenchChecker is `hydra bench checker` (bench.go dispatches to it).

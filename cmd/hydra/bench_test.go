@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/hydra-lsp/hydra/cmd/hydra/internal/sandbox"
-	"github.com/hydra-lsp/hydra/engine/sim"
+	"github.com/hydra-lsp/hydra/sim"
 )
 
 // benchJSON is the contract of `hydra bench --json`.

@@ -66,7 +66,7 @@ func parseCheckArgs(args []string, stderr io.Writer) (checkArgs, error) {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.BoolVar(&a.json, "json", false, "print one JSON object per event")
-	fs.DurationVar(&a.timeout, "timeout", 10*time.Minute, "give up after this long (0: never)")
+	fs.DurationVar(&a.timeout, "timeout", clang.DefaultTimeout, "per-chunk time limit: fail when the checker takes longer than this to answer for one chunk (0: never)")
 	fs.StringVar(&a.root, "root", "", "project `DIR` the checker may read files under (default: FILE's directory)")
 	fs.IntVar(&a.every, "checkpoint-every", 0, "also checkpoint every `N` chunks after the preamble (0: only where the preamble ends)")
 	a.project.register(fs)
@@ -92,6 +92,9 @@ func parseCheckArgs(args []string, stderr io.Writer) (checkArgs, error) {
 		clangFlags = clangFlags[:len(clangFlags)-1]
 	case len(rest) > 1:
 		return a, fmt.Errorf("hydra check: one FILE expected, got %q", rest)
+	}
+	if a.timeout < 0 {
+		return a, errors.New("hydra check: --timeout must not be negative (0: no limit)")
 	}
 	if a.file == "" || strings.HasPrefix(a.file, "-") {
 		fs.Usage()
@@ -146,11 +149,6 @@ func runCheck(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if a.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, a.timeout)
-		defer cancel()
-	}
 	ok, err := check(ctx, a, os.Stdout)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hydra check: %v\n", err)
@@ -165,11 +163,11 @@ func runCheck(args []string) int {
 // check runs one file through a fresh checker and prints its events to w; it returns the
 // verdict, or an error when the checker could not give one.
 func check(ctx context.Context, a checkArgs, w io.Writer) (bool, error) {
-	text, err := os.ReadFile(a.file)
+	text, err := readRegularFile(a.file)
 	if err != nil {
 		return false, err
 	}
-	ch, err := clang.New(clang.Options{OnDroppedFlag: droppedFlagPrinter(a.stderr)})
+	ch, err := clang.New(clang.Options{Timeout: clang.TimeoutFlag(a.timeout), OnDroppedFlag: droppedFlagPrinter(a.stderr)})
 	if err != nil {
 		return false, fmt.Errorf("start checker: %w", err)
 	}

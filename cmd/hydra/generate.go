@@ -73,6 +73,7 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		suffixFile  = fs.String("suffix", "", "file holding the code after the insertion point: checked with the result, and sent to the model (fill-in-the-middle)")
 		fim         = fs.String("fim", "auto", "fill-in-the-middle format: "+strings.Join(model.FIMNames(), ", ")+" (auto: from the model's name)")
 		wait        = fs.Duration("wait", defWait, "how long to wait for a model server that is starting or loading its model (default $HYDRA_MODEL_WAIT, else 1m)")
+		timeout     = fs.Duration("timeout", clang.DefaultTimeout, "per-chunk time limit: fail when the checker takes longer than this to answer for one chunk (0: never)")
 		traceSVG    = fs.String("trace-svg", "", "draw the search (tree over program lines, streaming vs checking timeline) to this SVG file")
 		project     projectOpts
 	)
@@ -111,8 +112,8 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
 		return 2
 	}
-	if *maxTokens <= 0 || *maxAttempts <= 0 || *deadline <= 0 || *wait < 0 {
-		fmt.Fprintln(stderr, "hydra generate: --max-tokens, --max-attempts and --deadline must be positive, --wait not negative")
+	if *maxTokens <= 0 || *maxAttempts <= 0 || *deadline <= 0 || *wait < 0 || *timeout < 0 {
+		fmt.Fprintln(stderr, "hydra generate: --max-tokens, --max-attempts and --deadline must be positive, --wait and --timeout not negative")
 		return 2
 	}
 	fimSetting, err := model.ParseFIM(*fim)
@@ -122,7 +123,7 @@ func generate(args []string, stdout, stderr io.Writer) int {
 	}
 	suffix := ""
 	if *suffixFile != "" {
-		b, err := os.ReadFile(*suffixFile)
+		b, err := readRegularFile(*suffixFile)
 		if err != nil {
 			fmt.Fprintf(stderr, "hydra generate: --suffix: %v\n", err)
 			return 2
@@ -136,7 +137,7 @@ func generate(args []string, stdout, stderr io.Writer) int {
 	if !stopSet {
 		*stopClose = strings.TrimSpace(suffix) != ""
 	}
-	src, err := os.ReadFile(file)
+	src, err := readRegularFile(file)
 	if err != nil {
 		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
 		return 2
@@ -155,7 +156,7 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
 		return 2
 	}
-	ck, err := clang.New(clang.Options{OnDroppedFlag: droppedFlagPrinter(stderr)})
+	ck, err := clang.New(clang.Options{Timeout: clang.TimeoutFlag(*timeout), OnDroppedFlag: droppedFlagPrinter(stderr)})
 	if err != nil {
 		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
 		return 2

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/hydra-lsp/hydra/engine/model/modeltest"
-	"github.com/hydra-lsp/hydra/engine/sim"
+	"github.com/hydra-lsp/hydra/sim"
 )
 
 func init() {
@@ -36,7 +36,7 @@ Serves a STAND-IN for a language model over an OpenAI-compatible API (/v1/comple
 /v1/models). It is never a real model. The first line on stdout is the API base URL.
 
 With --script, answers from the scripted rules of FILE.json (see package
-engine/model/modeltest); without, runs the simulated model of package engine/sim.
+engine/model/modeltest); without, runs the simulated model of package sim.
 
 `)
 		fs.PrintDefaults()
@@ -99,7 +99,7 @@ engine/model/modeltest); without, runs the simulated model of package engine/sim
 	return 0
 }
 
-// simFlags are the simulated model's flags (package engine/sim).
+// simFlags are the simulated model's flags (package sim).
 type simFlags struct {
 	data                          string
 	tasks                         int

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/hydra-lsp/hydra/engine/model"
-	"github.com/hydra-lsp/hydra/engine/sim"
+	"github.com/hydra-lsp/hydra/sim"
 )
 
 // startSimServer runs `hydra sim-server ARGS…` and returns the URL from its first stdout line.

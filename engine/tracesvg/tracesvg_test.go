@@ -14,8 +14,8 @@ import (
 	"github.com/hydra-lsp/hydra/checkers/clang"
 	"github.com/hydra-lsp/hydra/engine"
 	"github.com/hydra-lsp/hydra/engine/model"
-	"github.com/hydra-lsp/hydra/engine/sim"
 	"github.com/hydra-lsp/hydra/engine/tracesvg"
+	"github.com/hydra-lsp/hydra/sim"
 )
 
 // TestDrawsARealSearch runs a real search (the simulated model, a stand-in for a model, with an

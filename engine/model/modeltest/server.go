@@ -1,9 +1,13 @@
 package modeltest
 
-import (
-	"net/http/httptest"
-	"testing"
-)
+import "net/http/httptest"
+
+// TB is the part of testing.TB that NewServer uses. It is an interface of its own so that the
+// package does not import "testing": `hydra sim-server --script` links it into the hydra binary.
+type TB interface {
+	Helper()
+	Cleanup(func())
+}
 
 // Server is a running scripted stand-in on a local httptest server.
 type Server struct {
@@ -14,7 +18,7 @@ type Server struct {
 }
 
 // NewServer starts a stand-in answering from script; it is closed when t ends.
-func NewServer(t testing.TB, script Script) *Server {
+func NewServer(t TB, script Script) *Server {
 	t.Helper()
 	h := NewHandler(script)
 	srv := httptest.NewServer(h)

@@ -2,7 +2,7 @@
 // model stand-ins serve it: routing of GET /v1/models and POST /v1/completions, the request
 // body, the response objects (completion, streamed event, usage), server-sent events ending in
 // "data: [DONE]", and OpenAI-style JSON errors. It holds no model: the scripted stand-in
-// (package engine/model/modeltest) and the simulated model (package engine/sim) decide what to
+// (package engine/model/modeltest) and the simulated model (package sim) decide what to
 // answer and use this package to say it on the wire. The client side is package engine/model.
 package openaiserver
 

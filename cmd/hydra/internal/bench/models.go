@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/hydra-lsp/hydra/engine/model"
-	"github.com/hydra-lsp/hydra/engine/sim"
+	"github.com/hydra-lsp/hydra/sim"
 )
 
 // TaskOptions choose the benchmark's tasks.

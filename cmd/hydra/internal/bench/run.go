@@ -1,5 +1,5 @@
 // Package bench is the harness behind `hydra bench`: it runs repair policies side by side on the
-// same tasks and seeds against a model (the simulated one of engine/sim, or a real
+// same tasks and seeds against a model (the simulated one of sim, or a real
 // OpenAI-compatible server) and the real Clang checker, checks every result again on its own
 // (static correctness with clang, functional correctness by running the task's tests in a
 // sandbox), and reports the paper's Table 3 figures per policy (report.go, plot.go).

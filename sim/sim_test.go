@@ -18,7 +18,7 @@ import (
 
 	"github.com/hydra-lsp/hydra/checkers/wholefile"
 	"github.com/hydra-lsp/hydra/engine/model"
-	"github.com/hydra-lsp/hydra/engine/sim"
+	"github.com/hydra-lsp/hydra/sim"
 	"github.com/tiktoken-go/tokenizer"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/hydra-lsp/hydra/engine/model"
-	"github.com/hydra-lsp/hydra/engine/sim"
+	"github.com/hydra-lsp/hydra/sim"
 )
 
 // TestFreshSharesPlansButNotHistory: a benchmark gives each policy a Fresh copy of one
