@@ -3,7 +3,10 @@
 // on in its comment.
 
 #include "action.h"
+#include "privatemember.h"
 #include "stream.h"
+
+#include "clang/Basic/DiagnosticLex.h"
 
 #include "clang/Lex/PPCallbacks.h"
 #include "clang/Lex/Pragma.h"
@@ -23,12 +26,17 @@ class NextChunkPragma : public PragmaHandler {
 public:
   NextChunkPragma() : PragmaHandler("hydra_next") {}
   void HandlePragma(Preprocessor &PP, PragmaIntroducer, Token &Tok) override {
+    SourceLocation NameLoc = Tok.getLocation();
     while (Tok.isNot(tok::eod) && Tok.isNot(tok::eof))
       PP.LexUnexpandedToken(Tok);
     // Only the main buffer's pragma starts the stream; the same pragma in checked text is
     // ignored, as an unknown pragma would be.
-    if (Started)
+    if (Started) {
+      // As Clang's PragmaNamespace::HandlePragma does for a pragma it has no handler for, so that
+      // checked text reads as in the whole file (-Wunknown-pragmas).
+      PP.Diag(NameLoc, diag::warn_pragma_ignored);
       return;
+    }
     Started = true;
     TheStream.pullNext(); // false (nothing entered) for empty input: eos before any text
   }
@@ -50,6 +58,58 @@ public:
   }
 };
 
+// MainFilePragma stands in for a built-in pragma that only warns in the main file: `#pragma
+// once` and `#pragma GCC|clang system_header`. Relies on: Clang's own handlers (Lex/Pragma.cpp)
+// call Preprocessor::HandlePragmaOnce / HandlePragmaSystemHeader, which give
+// pp_pragma_once_in_main_file / pp_pragma_sysheader_in_main_file and do nothing else when
+// isInPrimaryFile(). A chunk is an entered file, not the primary one, though its text is the main
+// file's; there the original would mark the chunk's file include-once or a system header (and
+// HeaderSearch has no header info for it). So in a chunk this handler does what the original does
+// in the main file; anywhere else (a real header) it calls the original.
+class MainFilePragma : public PragmaHandler {
+public:
+  MainFilePragma(PragmaHandler *Orig, bool Once)
+      : PragmaHandler(Orig->getName()), Orig(Orig), Once(Once) {}
+  void HandlePragma(Preprocessor &PP, PragmaIntroducer Introducer, Token &Tok) override {
+    PreprocessorLexer *L = PP.getCurrentFileLexer();
+    if (!L || !TheStream.isChunk(L->getFileID())) {
+      Orig->HandlePragma(PP, Introducer, Tok);
+      return;
+    }
+    if (Once) { // PragmaOnceHandler, then HandlePragmaOnce's main-file branch (the TU is never a
+                // PCH prefix: -fsyntax-only)
+      PP.CheckEndOfDirective("pragma once");
+      if (!PP.getLangOpts().IsHeaderFile)
+        PP.Diag(Tok, diag::pp_pragma_once_in_main_file);
+      return;
+    }
+    PP.Diag(Tok, diag::pp_pragma_sysheader_in_main_file); // PragmaSystemHeaderHandler
+    PP.CheckEndOfDirective("pragma");
+  }
+
+private:
+  std::unique_ptr<PragmaHandler> Orig; // removed from the preprocessor, owned here
+  bool Once;
+};
+
+// The preprocessor's root pragma namespace is private (Preprocessor::PragmaHandlers).
+HYDRA_PRIVATE_MEMBER(Preprocessor, PragmaHandlers, std::unique_ptr<PragmaNamespace>)
+
+// replacePragma puts a MainFilePragma in place of the handler Name in namespace NS ("" for the
+// root), if Clang has one there.
+void replacePragma(Preprocessor &PP, llvm::StringRef NS, llvm::StringRef Name, bool Once) {
+  PragmaNamespace *Space = (PP.*memberOf(PragmaHandlersTag{})).get();
+  if (!NS.empty()) {
+    PragmaHandler *H = Space->FindHandler(NS, /*IgnoreNull=*/false);
+    Space = H ? H->getIfNamespace() : nullptr;
+  }
+  PragmaHandler *Orig = Space ? Space->FindHandler(Name, /*IgnoreNull=*/false) : nullptr;
+  if (!Orig || Orig->getIfNamespace())
+    return;
+  PP.RemovePragmaHandler(NS, Orig); // gives ownership back (PragmaNamespace::RemovePragmaHandler)
+  PP.AddPragmaHandler(NS, new MainFilePragma(Orig, Once));
+}
+
 } // namespace
 
 void ErrorReporter::HandleDiagnostic(DiagnosticsEngine::Level L, const Diagnostic &Info) {
@@ -60,6 +120,9 @@ void ErrorReporter::HandleDiagnostic(DiagnosticsEngine::Level L, const Diagnosti
 bool StreamAction::BeginSourceFileAction(CompilerInstance &CI) {
   Preprocessor &PP = CI.getPreprocessor();
   PP.AddPragmaHandler(new NextChunkPragma()); // the preprocessor owns it
+  replacePragma(PP, "", "once", true);
+  replacePragma(PP, "GCC", "system_header", false);
+  replacePragma(PP, "clang", "system_header", false);
   PP.addPPCallbacks(std::make_unique<ChunkFeeder>());
   TheStream.attach(CI);
   return SyntaxOnlyAction::BeginSourceFileAction(CI);

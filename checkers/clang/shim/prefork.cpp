@@ -1,6 +1,7 @@
 // prefork.cpp: folding-set headroom and the dead stack, before a checkpoint's fork (prefork.h).
 
 #include "prefork.h"
+#include "privatemember.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/Sema/Sema.h"
@@ -31,20 +32,8 @@ namespace {
 // most get room for half as many nodes again: a rehash is then due only once the program has
 // added half as many as the preamble made.
 //
-// ASTContext and DeclarationNameTable keep the sets private; an explicit instantiation may name
-// a private member ([temp.explicit]: access checking does not apply to its template
-// arguments), which is how PrivateMember reaches them without patching Clang. Each entry names
-// the member and its exact type in Clang 19's headers; a rename fails the build, not the run.
-template <typename Tag, typename Tag::Type Member> struct PrivateMember {
-  friend typename Tag::Type memberOf(Tag) { return Member; }
-};
-#define HYDRA_PRIVATE_MEMBER(Class, Name, ...)                                                  \
-  struct Name##Tag {                                                                            \
-    using Type = __VA_ARGS__ Class::*;                                                          \
-    friend Type memberOf(Name##Tag);                                                            \
-  };                                                                                            \
-  template struct PrivateMember<Name##Tag, &Class::Name>;
-
+// ASTContext and DeclarationNameTable keep the sets private: PrivateMember (privatemember.h)
+// reaches them without patching Clang.
 // HYDRA_AST_FOLDING_SETS lists ASTContext's sets that grow with C++ code, each with its node
 // type: SET for a llvm::FoldingSet, CTX_SET for a llvm::ContextualFoldingSet<T, ASTContext &>.
 #define HYDRA_AST_FOLDING_SETS(SET, CTX_SET)                                                    \

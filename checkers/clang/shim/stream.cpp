@@ -275,46 +275,6 @@ void Stream::appendEscaped(std::string &Out, llvm::StringRef S) {
   }
 }
 
-void Stream::blankPragmas(std::string &S) {
-  auto SkipWS = [&](size_t I) {
-    while (I < S.size() && (S[I] == ' ' || S[I] == '\t'))
-      ++I;
-    return I;
-  };
-  auto Word = [&](size_t I, const char *W) {
-    size_t N = strlen(W);
-    if (S.compare(I, N, W) != 0)
-      return size_t(0);
-    size_t E = I + N;
-    if (E < S.size() && (isalnum((unsigned char)S[E]) || S[E] == '_'))
-      return size_t(0);
-    return E;
-  };
-  for (size_t LS = 0; LS < S.size();) {
-    size_t LE = S.find('\n', LS);
-    if (LE == std::string::npos)
-      LE = S.size();
-    size_t I = SkipWS(LS);
-    if (I < LE && S[I] == '#') {
-      size_t E = Word(SkipWS(I + 1), "pragma");
-      if (E > 0) {
-        size_t J = SkipWS(E);
-        size_t End = Word(J, "once");
-        if (End == 0) {
-          size_t G = Word(J, "GCC");
-          if (G == 0)
-            G = Word(J, "clang");
-          if (G > 0)
-            End = Word(SkipWS(G), "system_header");
-        }
-        if (End > 0 && End <= LE)
-          for (size_t K = LS; K < End; ++K)
-            S[K] = ' ';
-      }
-    }
-    LS = LE + 1;
-  }
-}
 
 void Stream::enterChunk(Msg M) {
   // `#line N "file"` from the presumed location where the previous chunk ended keeps
@@ -341,7 +301,6 @@ void Stream::enterChunk(Msg M) {
   C.Read = std::chrono::steady_clock::now();
   C.Faults = FaultsAtEvent >= 0 ? FaultsAtEvent : minorFaults();
   C.Last = M.Text.empty() ? '\0' : M.Text.back();
-  blankPragmas(M.Text);
   // A UTF-8 byte-order mark is skipped by Clang's lexer only at the very start of a file, and
   // counts in the columns of line 1. Only the document's first bytes are that start; they are
   // not at the start of the chunk's buffer (the #line prefix is), so they become three spaces:
@@ -351,6 +310,14 @@ void Stream::enterChunk(Msg M) {
     M.Text.replace(0, 3, "   ");
   Buf += M.Text;
   SourceLocation Inc = SM->getLocForStartOfFile(SM->getMainFileID());
+  // The chunk's FileID has no include location, as the main file has none: to SourceManager
+  // (isInMainFile, the include chain getPresumedLoc walks) its text is main-file text, so Sema's
+  // main-file-only warnings (an unused static variable or function, -Wunused-const-variable,
+  // -Wheader-hygiene…) and __INCLUDE_LEVEL__ (0) are as in the whole file. The preprocessor still
+  // enters it from the main buffer's pragma (EnterSourceFile, with Inc), which is how chunks
+  // follow one another. Locations in two chunks have no common include ancestor, so
+  // SourceManager::isBeforeInTranslationUnit orders them by FileID: chunk order.
+  SourceLocation NoInclude;
   // Each chunk is a FileID of its own over its own buffer, and all of them stand for one
   // virtual file next to the checked file (a FileEntry, ChunkFile): parts of Clang assume the
   // current lexer has a file (#embed and __has_embed dereference its FileEntry and crash on a
@@ -373,7 +340,7 @@ void Stream::enterChunk(Msg M) {
     FileEntryRef FE = CI->getFileManager().getVirtualFileRef(VName, off_t(Buf.size()), 0);
     SM->overrideFileContents(FE, llvm::MemoryBuffer::getMemBufferCopy(Buf, VName));
     PP->getHeaderSearchInfo().getFileInfo(FE); // see below
-    C.FID = SM->createFileID(FE, Inc, SrcMgr::C_User);
+    C.FID = SM->createFileID(FE, NoInclude, SrcMgr::C_User);
   } else {
     if (!ChunkFile) {
       ChunkFile = CI->getFileManager().getVirtualFileRef(ChunkBase, 0, 0);
@@ -383,7 +350,7 @@ void Stream::enterChunk(Msg M) {
       PP->getHeaderSearchInfo().getFileInfo(*ChunkFile);
     }
     C.FID = SM->createFileID(llvm::MemoryBuffer::getMemBufferCopy(Buf, VName), SrcMgr::C_User,
-                             0, 0, Inc);
+                             0, 0, NoInclude);
     // A memory buffer's content cache names no file; this one names ChunkFile. OrigEntry is a
     // public member of SrcMgr::ContentCache, reached here through SourceManager's const view.
     const_cast<SrcMgr::ContentCache &>(SM->getSLocEntry(C.FID).getFile().getContentCache())

@@ -86,6 +86,9 @@ public:
 
   void flushPending();
 
+  // isChunk reports whether FID is one of the chunks of checked text.
+  bool isChunk(clang::FileID FID) const { return ByFID.count(FID) > 0; }
+
 private:
   struct Pending {
     bool Active = false;
@@ -121,10 +124,6 @@ private:
 
   static void appendEscaped(std::string &Out, llvm::StringRef S);
 
-  // blankPragmas replaces `#pragma once` and `#pragma GCC|clang system_header` with spaces of
-  // the same length: in a chunk (not a real file) they crash HeaderSearch; in the whole file
-  // they would only warn.
-  static void blankPragmas(std::string &S);
 
   void enterChunk(Msg M);
 

@@ -1,0 +1,63 @@
+package clang
+
+import "testing"
+
+// shimCases are seams between chunked and whole-file checking that come from how the shim feeds
+// chunks to Clang (shim/stream.cpp, shim/action.cpp; issue 33), each under flags that turn the
+// difference into a verdict: main-file-only pragmas and warnings, the include level, and
+// per-file state at a chunk's end. Each agrees with whole-file clang-19 -fsyntax-only.
+var shimCases = []diffCase{
+	// `#pragma hydra_next` in checked text is an unknown pragma, as for clang (-Wunknown-pragmas).
+	{"hydra_next is an unknown pragma", "t.c", []string{"-Wall", "-Werror"}, "int a;\n#pragma hydra_next\nint b;\n"},
+	{"hydra_next without -Wunknown-pragmas", "t.c", nil, "int a;\n#pragma hydra_next\nint b = ;\n"},
+	// #pragma once and system_header only warn in the main file (Preprocessor::HandlePragmaOnce,
+	// HandlePragmaSystemHeader), under any spelling.
+	{"#pragma once in the main file", "t.c", []string{"-Werror"}, "int a;\n#pragma once\nint b;\n"},
+	{"#pragma once warns only", "t.cpp", nil, "#pragma once\nint a;\nint b = ;\n"},
+	{"_Pragma(\"once\")", "t.c", []string{"-Werror"}, "int a;\n_Pragma(\"once\")\nint b;\n"},
+	{"#pragma GCC system_header in the main file", "t.c", []string{"-Werror"}, "int a;\n#pragma GCC system_header\nint b;\n"},
+	{"#pragma clang system_header in the main file", "t.cpp", []string{"-Werror"}, "int a;\n#pragma clang system_header\nint b;\n"},
+	{"system_header does not silence the main file", "t.c", []string{"-Wall", "-Werror", "-Wno-pragma-system-header-outside-header"},
+		"#pragma GCC system_header\nint f(void) {\n  int x;\n  return x;\n}\n"},
+	{"_Pragma(\"GCC system_header\")", "t.c", []string{"-Werror"}, "int a;\n_Pragma(\"GCC system_header\")\nint b;\n"},
+	// Sema's main-file-only warnings (SourceManager::isInMainFile).
+	{"unused static variable in C", "t.c", []string{"-Wall", "-Werror"}, "static int g;\nint main(void) { return 0; }\n"},
+	{"unused static function", "t.c", []string{"-Wall", "-Werror"}, "static void f(void) {}\nint main(void) { return 0; }\n"},
+	{"unused const variable", "t.cpp", []string{"-Wunused-const-variable", "-Werror"}, "static const int k = 1;\nint main() {}\n"},
+	{"using directive in the main file is no header hygiene issue", "t.cpp", []string{"-Wheader-hygiene", "-Werror"},
+		"namespace n {}\nusing namespace n;\nint b;\n"},
+	// __INCLUDE_LEVEL__ is 0 in the main file.
+	{"__INCLUDE_LEVEL__", "t.c", []string{"-std=c11"}, "_Static_assert(__INCLUDE_LEVEL__ == 0, \"level\");\nint b;\n"},
+	// #pragma pack state at a chunk's end is no "included file" state (Sema's FileChanged).
+	{"#pragma pack across lines", "t.c", []string{"-Werror"}, "#pragma pack(push, 1)\nstruct S { char c; int i; };\n#pragma pack(pop)\nint b;\n"},
+	// Baselines: an error after each of the above still lands on its line.
+	{"error after #pragma once", "t.c", nil, "#pragma once\nint a;\nint b = ;\n"},
+	{"error after system_header", "t.c", nil, "#pragma GCC system_header\nint a = ;\n"},
+	// Per-file pragma state and conditionals that span lines (and so chunks).
+	{"assume_nonnull across lines", "t.c", nil, "#pragma clang assume_nonnull begin\nint *p;\n#pragma clang assume_nonnull end\nint b;\n"},
+	{"arc_cf_code_audited across lines", "t.c", nil, "#pragma clang arc_cf_code_audited begin\nint a;\n#pragma clang arc_cf_code_audited end\nint b;\n"},
+	{"#if across lines", "t.c", nil, "#if 1\nint a;\n#endif\nint b = ;\n"},
+	{"restrict_expansion across lines", "t.c", []string{"-Werror"}, "#define M 1\n#pragma clang restrict_expansion(M)\nint a = M;\n"},
+	{"linemarker flags", "t.c", []string{"-Werror"}, "# 1 \"x.c\" 3\nint f(void) { int x; return x; }\nint b = ;\n"},
+	{"#line near the maximum", "t.c", nil, "#line 2147483646\nint a;\nint b = ;\n"},
+}
+
+// TestShimAgreesWithWholeFile runs shimCases through the chunked checker and whole-file clang.
+func TestShimAgreesWithWholeFile(t *testing.T) {
+	runDifferential(t, shimCases)
+}
+
+// shimKnownDisagreements are seams the shim does not close: Sema compares where two tokens were
+// spelled (SourceManager's spelling line and column), and two lines in different chunks lie in
+// different buffers, whose lines both count from the #line prefix's.
+var shimKnownDisagreements = []knownDisagreement{
+	{diffCase{"empty body on the next line", "t.c", []string{"-Wempty-body", "-Werror"}, "void f(int x) {\n  if (x)\n    ;\n}\n"},
+		"-Wempty-body asks whether ';' is on the if's line: in two chunks it looks so", false, 3},
+	{diffCase{"misleading indentation", "t.c", []string{"-Wall", "-Werror"}, "int f(int x) {\n  if (x)\n    x++;\n    x++;\n  return x;\n}\n"},
+		"-Wmisleading-indentation compares columns of statements in different chunks' buffers", true, 0},
+}
+
+// TestShimKnownDisagreements asserts each known seam is still exactly as recorded.
+func TestShimKnownDisagreements(t *testing.T) {
+	runKnownDisagreements(t, shimKnownDisagreements)
+}
