@@ -82,14 +82,16 @@ func checkText(t *testing.T, ck *Checker, dir, name, text string) []checkers.Eve
 	return streamLines(t, ck, s, text, false)
 }
 
-// firstError returns the first error event (nil if none) and the done verdict.
+// firstError returns the error event earliest in the text (nil if none) and the done verdict.
+// An error decided only at the end of input (a name never declared) comes after the errors
+// found while streaming, but may lie before them, as tsc's first error does.
 func firstError(evs []checkers.Event) (*checkers.Event, bool) {
 	var first *checkers.Event
 	ok := false
 	for i := range evs {
 		switch evs[i].Kind {
 		case checkers.KindError:
-			if first == nil {
+			if first == nil || evs[i].Off < first.Off {
 				first = &evs[i]
 			}
 		case checkers.KindDone:

@@ -152,16 +152,8 @@ func (s *Session) run() {
 		if st.errored && !it.opts.KeepGoing {
 			continue // after an error the session reads on and ends with done {ok:false}
 		}
-		res, err := s.srv.check(s.opts.Filename, text)
-		if err != nil {
-			s.emit(checkers.Event{Kind: checkers.KindCrash, Diag: err.Error()})
-			return
-		}
-		if st.fatal(s, res, text) {
-			return
-		}
-		j := judge(text, place(text, res.syntactic, true), place(text, res.semantic, false), st.unitStart, false)
-		if j.real != nil && !s.report(&st, text, *j.real) {
+		j, alive := s.step(&st, text, false)
+		if !alive {
 			return
 		}
 		if st.errored && !it.opts.KeepGoing {
@@ -236,19 +228,27 @@ func (s *Session) report(st *runState, text string, f finding) bool {
 		Diag: f.msg, Meta: map[string]any{"code": f.code}})
 }
 
-// finish checks the whole text as tsc would at the end of input and sends done.
-func (s *Session) finish(st *runState, text string) {
+// step checks text (at the end of input when final), reports its first real error and says
+// whether the session goes on (false: it crashed, ended on a fatal error or was closed).
+func (s *Session) step(st *runState, text string, final bool) (judgement, bool) {
 	res, err := s.srv.check(s.opts.Filename, text)
 	if err != nil {
 		s.emit(checkers.Event{Kind: checkers.KindCrash, Diag: err.Error()})
-		return
+		return judgement{}, false
 	}
 	if st.fatal(s, res, text) {
-		return
+		return judgement{}, false
 	}
-	j := judge(text, place(text, res.syntactic, true), place(text, res.semantic, false), st.unitStart, true)
+	j := judge(text, place(text, res.syntactic, true), place(text, res.semantic, false), st.unitStart, final)
 	if j.real != nil && !s.report(st, text, *j.real) {
-		return
+		return j, false
 	}
-	s.emit(checkers.Event{Kind: checkers.KindDone, OK: !st.errored})
+	return j, true
+}
+
+// finish checks the whole text as tsc would at the end of input and sends done.
+func (s *Session) finish(st *runState, text string) {
+	if _, alive := s.step(st, text, true); alive {
+		s.emit(checkers.Event{Kind: checkers.KindDone, OK: !st.errored})
+	}
 }

@@ -268,3 +268,24 @@ func TestNoOrphans(t *testing.T) {
 		t.Errorf("compiler %d outlived the killed Go process", child)
 	}
 }
+
+// TestLateErrorBeforeEarlierOne: a name never declared is an error only at the end of input
+// (a later declaration could have declared it), so it comes after an error found while
+// streaming that lies after it in the text; both are reported.
+func TestLateErrorBeforeEarlierOne(t *testing.T) {
+	ck := newChecker(t)
+	text := "const a: number = later;\nconst o: { x: number } = { x: 1, y: 2 };\n"
+	evs := checkText(t, ck, t.TempDir(), "l.ts", text)
+	var lines []int
+	for _, ev := range evs {
+		if ev.Kind == checkers.KindError {
+			lines = append(lines, ev.Line)
+		}
+	}
+	if len(lines) != 2 || lines[0] != 2 || lines[1] != 1 {
+		t.Fatalf("error lines %v, want [2 1] (the object literal's while streaming, the undeclared name at the end)", lines)
+	}
+	if first, ok := firstError(evs); ok || first.Line != 1 {
+		t.Fatalf("first error %+v ok=%v, want line 1", first, ok)
+	}
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCheckTypeScriptCLI runs the real binary on .ts files: the TypeScript checker streams
+// them line by line, accepts a right file with progress to its end, and rejects a wrong one
+// at the line tsc names, with exit status 1.
+func TestCheckTypeScriptCLI(t *testing.T) {
+	dir := t.TempDir()
+	okTS := "function sq(x: number): number {\n  return x * x;\n}\nconsole.log(sq(3));\n"
+	badTS := "function sq(x: number): number {\n  return x * x;\n}\nconst s: string = sq(2);\n"
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	out, errOut, code := runHydraCheck(t, hydraBin, nil, "--json", "--checkpoint-every", "2", write("ok.ts", okTS))
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\n%s%s", code, out, errOut)
+	}
+	evs := jsonEvents(t, out)
+	progress, chkpts, last := 0, 0, 0.0
+	for _, ev := range evs {
+		switch ev["event"] {
+		case "progress":
+			progress++
+			last = ev["off"].(float64)
+		case "chkpt":
+			chkpts++
+		case "error":
+			t.Fatalf("error on a right file: %v", ev)
+		}
+	}
+	if progress != 4 || chkpts != 2 || int(last) != len(okTS) {
+		t.Fatalf("%d progress events to %v and %d checkpoints, want 4 (one a line) to %d and 2", progress, last, chkpts, len(okTS))
+	}
+	if end := evs[len(evs)-1]; end["event"] != "done" || end["ok"] != true {
+		t.Fatalf("last event %v, want done ok", end)
+	}
+
+	out, errOut, code = runHydraCheck(t, hydraBin, nil, write("bad.ts", badTS))
+	if code != 1 || !strings.Contains(out, "bad.ts:4:7: error: Type 'number' is not assignable to type 'string'.") {
+		t.Fatalf("exit %d, want 1 and the error at 4:7\n%s%s", code, out, errOut)
+	}
+}
