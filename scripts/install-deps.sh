@@ -12,7 +12,8 @@ set -euo pipefail
 build_pkgs=(clang-19 libclang-cpp19-dev llvm-19-dev libclang-19-dev libstdc++-12-dev make bubblewrap util-linux)
 test_pkgs=(clangd-19 neovim emacs-nox elpa-eglot procps debootstrap tmux jq
   chromium python3 pkg-config # these three: VS Code's tests (vscode-extension/test/vscode/setup.sh)
-  cmake g++ googletest) # the real-project tests (internal/realproject): googletest's source, configured with GCC
+  cmake g++ googletest # the real-project tests (internal/realproject): googletest's source, configured with GCC
+  libzstd-dev) # make dist's static shim (cmd/hydra/dist_test.go): zstd's static library
 
 want=("${build_pkgs[@]}")
 if [ "${1:-build}" = test ]; then
