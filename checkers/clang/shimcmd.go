@@ -17,7 +17,7 @@ const ClangMajor = "19"
 var bundled sync.Map // shim path → string
 
 // BundledClang returns the --clang path to give the shim at path when it lies in a release
-// archive's layout (bin/hydra-clang-shim beside lib/clang/<ClangMajor>/include): the name of a
+// archive's layout (bin/hydra-clang-shim beside lib/clang/<ClangMajor>/include and INSTALL): the name of a
 // clang in the shim's own directory. No such file is needed; the Clang driver derives the
 // resource directory, where its builtin headers are, from the name (<dir>/../lib/clang/<major>),
 // and the shim's file guard admits the directory above it. It returns "" otherwise, and the
@@ -29,7 +29,10 @@ func BundledClang(path string) string {
 	clang := ""
 	if abs, err := filepath.Abs(path); err == nil {
 		dir := filepath.Dir(abs)
-		if st, err := os.Stat(filepath.Join(dir, "..", "lib", "clang", ClangMajor, "include")); err == nil && st.IsDir() {
+		// The archive's INSTALL beside bin/ tells it from a system layout such as /usr/bin beside
+		// /usr/lib/clang/19, where the shim keeps the clang it was built against.
+		_, errInstall := os.Stat(filepath.Join(dir, "..", "INSTALL"))
+		if st, err := os.Stat(filepath.Join(dir, "..", "lib", "clang", ClangMajor, "include")); err == nil && st.IsDir() && errInstall == nil {
 			clang = filepath.Join(dir, "clang")
 		}
 	}
