@@ -60,17 +60,7 @@ func TestConditionalTheSuffixCloses(t *testing.T) {
 		{"#ifdef with #else", "f.c", "#define HAVE_F 1\n#ifdef HAVE_F\nint f(void) {\n", "  return 1;\n", "}\n#else\nint f(void) { return 0; }\n#endif\nint main(void) { return f() - 1; }\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			close := c.suffix[:strings.IndexByte(c.suffix, '\n')+1]
-			srv := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{rule("", c.body+close+"int junk;\n")}})
-			res, err := Search(context.Background(), newChecker(t), newClient(t, srv.URL), Request{Prefix: c.prefix, Suffix: c.suffix,
-				Filename: c.file, Model: "m", StopAtClose: true, Budget: Budget{MaxAttempts: 2}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Reason == "prefix_error" {
-				t.Fatalf("prefix_error %v: the prefix compiles as part of the file", res.Diagnostics)
-			}
-			if res.OK {
+			if res := searchOpenBlock(t, c); res.OK {
 				t.Fatalf("accepted %q: the checker now carries conditionals across chunks; make this an openBlocks case", res.Text)
 			}
 		})
@@ -86,21 +76,27 @@ func openBlocks(t *testing.T, cases []openBlock) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			// The model writes the closing brace too; the search stops before it, as the
-			// suffix brings its own.
-			close := c.suffix[:strings.IndexByte(c.suffix, '\n')+1]
-			srv := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{rule("", c.body+close+"int junk;\n")}})
-			res, err := Search(context.Background(), newChecker(t), newClient(t, srv.URL), Request{Prefix: c.prefix, Suffix: c.suffix,
-				Filename: c.file, Model: "m", StopAtClose: true, Budget: Budget{MaxAttempts: 2}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Reason == "prefix_error" {
-				t.Fatalf("prefix_error %v: the prefix compiles as part of the file", res.Diagnostics)
-			}
-			if !res.OK || res.Text != c.body {
+			if res := searchOpenBlock(t, c); !res.OK || res.Text != c.body {
 				t.Fatalf("ok=%v reason=%s text=%q diagnostics=%v; want %q accepted", res.OK, res.Reason, res.Text, res.Diagnostics, c.body)
 			}
 		})
 	}
+}
+
+// searchOpenBlock generates c's body with a stand-in that writes the body, the suffix's closing
+// line and more (the search stops before the closing line, as the suffix brings its own), and
+// fails the test on a prefix_error: the prefix compiles as part of the file.
+func searchOpenBlock(t *testing.T, c openBlock) *Result {
+	t.Helper()
+	close := c.suffix[:strings.IndexByte(c.suffix, '\n')+1]
+	srv := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{rule("", c.body+close+"int junk;\n")}})
+	res, err := Search(context.Background(), newChecker(t), newClient(t, srv.URL), Request{Prefix: c.prefix, Suffix: c.suffix,
+		Filename: c.file, Model: "m", StopAtClose: true, Budget: Budget{MaxAttempts: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reason == "prefix_error" {
+		t.Fatalf("prefix_error %v: the prefix compiles as part of the file", res.Diagnostics)
+	}
+	return res
 }
