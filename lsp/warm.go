@@ -72,7 +72,7 @@ type warmCache struct {
 	mu      sync.Mutex
 	entries map[string]*warmEntry
 	byDoc   map[string]string // URI → entry key
-	// starved holds the keys dropped for the budget while documents still had them (see use).
+	// starved holds the keys dropped for the budget while documents still had them (see useLocked).
 	starved map[string]bool
 	timers  map[string]*time.Timer
 	// slots holds a token per build running (at most warmConcurrency).
@@ -129,20 +129,29 @@ func (w *warmCache) schedule(uri string, describe func() (checkers.SessionOption
 	if t := w.timers[uri]; t != nil {
 		t.Stop()
 	}
-	w.timers[uri] = time.AfterFunc(warmDebounce, func() {
+	var t *time.Timer
+	t = time.AfterFunc(warmDebounce, func() {
 		opts, text, ok := describe()
 		pre := ""
 		if ok {
 			pre = preambleOf(text, chunk.OptionsForFlags(opts.Flags, opts.Filename))
 		}
-		w.use(uri, opts, pre)
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		// A timer that fired as its document closed (forget) or changed again (a newer timer)
+		// must not act: Stop cannot recall a function that has already started.
+		if w.timers[uri] != t {
+			return
+		}
+		delete(w.timers, uri)
+		w.useLocked(uri, opts, pre)
 	})
+	w.timers[uri] = t
 }
 
-// use records that the document uri has this preamble and builds its checkpoint if needed.
-func (w *warmCache) use(uri string, opts checkers.SessionOptions, preamble string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+// useLocked records that the document uri has this preamble and builds its checkpoint if
+// needed. w.mu is held.
+func (w *warmCache) useLocked(uri string, opts checkers.SessionOptions, preamble string) {
 	if w.closed {
 		return
 	}

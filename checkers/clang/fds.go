@@ -465,6 +465,32 @@ func (p *pidFD) kill() {
 	}
 }
 
+// waitExit waits up to timeout for the process to exit (its pidfd becomes readable then) and
+// reports whether it did. A closed pidFD reports true: there is nothing left to wait for.
+func (p *pidFD) waitExit(timeout time.Duration) bool {
+	if p == nil {
+		return true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.fd < 0 {
+		return true
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		fds := []unix.PollFd{{Fd: int32(p.fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && n > 0
+	}
+}
+
 // close releases the descriptor.
 func (p *pidFD) close() {
 	if p == nil {

@@ -246,6 +246,7 @@ func (s *Session) Close() error {
 	s.conn.Close()
 	if alive {
 		s.kill()
+		s.waitExit(closeExitWait)
 	}
 	for _, v := range virtual {
 		v.cp.Release()
@@ -310,6 +311,28 @@ func (s *Session) kill() {
 	proc := s.proc
 	s.mu.Unlock()
 	proc.kill()
+}
+
+// closeExitWait bounds how long Close waits for a killed process to be gone. SIGKILL ends a
+// process within milliseconds (tearing down its memory); waiting for it means that a caller
+// which limits how many sessions run at once (the LSP's warm builds) counts processes, not
+// Session values.
+const closeExitWait = 2 * time.Second
+
+// waitExit waits up to timeout for the session's process to exit: a root session until its
+// Wait returns, a resumed one until its pidfd is readable.
+func (s *Session) waitExit(timeout time.Duration) {
+	if s.exited != nil {
+		select {
+		case <-s.exited:
+		case <-time.After(timeout):
+		}
+		return
+	}
+	s.mu.Lock()
+	proc := s.proc
+	s.mu.Unlock()
+	proc.waitExit(timeout)
 }
 
 // waitingLocked reports whether an answer from the shim is due.
