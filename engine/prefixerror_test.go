@@ -46,24 +46,37 @@ func TestOpenBlocksTheSuffixCloses(t *testing.T) {
 	})
 }
 
-// TestConditionalTheSuffixCloses: generation inside an `#if` whose `#endif` is in the suffix.
-// It needs the checker to see prefix, generation and suffix as one main file (a conditional
-// spanning chunks); a checker that lexes each chunk on its own reports "unterminated conditional
-// directive" at the `#if`.
+// TestConditionalTheSuffixCloses: generation inside an `#if` whose `#endif` is in the suffix
+// (platform code). The chunker cannot cut inside an open conditional (each chunk is its own
+// buffer with its own conditional stack), so the text from the `#if` on reaches the checker with
+// the suffix, in the final check's one piece: accepted as the whole file is.
 func TestConditionalTheSuffixCloses(t *testing.T) {
-	// Not yet accepted: the checker cannot carry a conditional across chunks
-	// (checkers/clang/README.md, "Known differences"), so the body inside an #if that the suffix
-	// closes ends "unterminated". What holds already: it is never blamed on the user's prefix.
-	// When the checker learns it, this test fails and becomes an openBlocks case.
-	for _, c := range []openBlock{
+	openBlocks(t, []openBlock{
 		{"#if", "f.c", "#if 1\nint f(void) {\n", "  return 1;\n", "}\n#endif\n"},
 		{"#ifdef with #else", "f.c", "#define HAVE_F 1\n#ifdef HAVE_F\nint f(void) {\n", "  return 1;\n", "}\n#else\nint f(void) { return 0; }\n#endif\nint main(void) { return f() - 1; }\n"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			if res := searchOpenBlock(t, c); res.OK {
-				t.Fatalf("accepted %q: the checker now carries conditionals across chunks; make this an openBlocks case", res.Text)
-			}
-		})
+		{"method in #if in a class", "f.cc", "struct S {\n#if __cplusplus >= 201103L\n  int g() const {\n", "    return 2;\n", "  }\n#endif\n};\n"},
+	})
+}
+
+// TestConditionalRepair: the model's mistake inside an `#if` that the suffix closes is found by
+// the final check and repaired; the prefix is never blamed.
+func TestConditionalRepair(t *testing.T) {
+	prefix, suffix := "#if 1\nint f(void) {\n", "}\n#endif\nint main(void) { return f() - 1; }\n"
+	srv := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{
+		rule(FeedbackMarker, "  return 1;\n}\n"),
+		rule("", "  return one;\n}\n"),
+	}})
+	res, err := Search(context.Background(), newChecker(t), newClient(t, srv.URL), Request{Prefix: prefix, Suffix: suffix,
+		Filename: "f.c", Model: "m", StopAtClose: true, Budget: Budget{MaxAttempts: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK || res.Text != "  return 1;\n" || res.Stats.Attempts != 2 {
+		t.Fatalf("ok=%v reason=%s text=%q attempts=%d diagnostics=%v; want the repair accepted", res.OK, res.Reason, res.Text, res.Stats.Attempts, res.Diagnostics)
+	}
+	errs := traceNodes(res, "error")
+	if len(errs) != 1 || !strings.Contains(errs[0].Diag, "one") {
+		t.Errorf("error nodes %+v, want the undeclared 'one'", errs)
 	}
 }
 

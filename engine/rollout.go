@@ -363,17 +363,28 @@ func (s *search) stream(r *rollout, q *queue) error {
 		}
 	default:
 		emit(ch.Write(rest))
-		emit(ch.Flush())
-		if s.req.Suffix != "" {
-			r.mu.Lock()
-			r.text.WriteString(s.req.Suffix)
-			r.mu.Unlock()
-			// The final check: the session that checked the accepted text (resumed from the
-			// checkpoint nearest to it) goes on with the suffix, submitted in one piece. No
-			// verdict inside the suffix is needed line by line (progress there makes no
-			// node), so one chunk spares a round trip and an event per line of a long file.
-			q.push(item{text: s.req.Suffix, opts: checkers.SubmitOptions{Cat: lastCat(s.req.Suffix, s.chunkOpts)}})
+		tail := ch.Flush()
+		if s.req.Suffix == "" {
+			emit(tail)
+			break
 		}
+		r.mu.Lock()
+		r.text.WriteString(s.req.Suffix)
+		r.mu.Unlock()
+		// The final check: the session that checked the accepted text (resumed from the
+		// checkpoint nearest to it) goes on with the suffix, submitted in one piece. No
+		// verdict inside the suffix is needed line by line (progress there makes no node),
+		// so one chunk spares a round trip and an event per line of a long file. Text the
+		// chunker could not cut cleanly (an #if, a comment or a pragma region that only the
+		// suffix closes) goes in that same piece: ended on its own, Clang would report it
+		// unterminated, as no whole file does.
+		last := s.req.Suffix
+		if n := len(tail); n > 0 && tail[n-1].Unclean {
+			last = tail[n-1].Text + last
+			tail = tail[:n-1]
+		}
+		emit(tail)
+		q.push(item{text: last, opts: checkers.SubmitOptions{Cat: lastCat(s.req.Suffix, s.chunkOpts)}})
 	}
 	if s.mode == PostHoc && s.req.Suffix != "" {
 		r.mu.Lock()

@@ -13,8 +13,7 @@ import (
 // through `hydra lsp` (JSON-RPC over pipes): the document is the real file with the body cut,
 // opened under its own path so that the server finds the project's compile_commands.json, and
 // hydra.generate runs at the cut. The scripted stand-in's first attempt has a realistic mistake.
-// The document must end equal to upstream and compile with the project's own GCC command. The
-// "inside #if" case needs the checker to see a conditional that spans chunks.
+// The document must end equal to upstream and compile with the project's own GCC command.
 func TestRealProjectGoogletestLSP(t *testing.T) {
 	p := realproject.Googletest(t)
 	for _, c := range realproject.GoogletestCuts {

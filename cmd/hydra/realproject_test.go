@@ -13,8 +13,8 @@ import (
 // CMake and GCC, internal/realproject) with `hydra generate --suffix` (in-process), the flags
 // found in the project's compile_commands.json, and the scripted stand-in model whose first
 // attempt has a realistic mistake. The result must equal upstream and compile with the project's
-// own command. The "inside #if" case needs the checker to see a conditional that spans chunks
-// (the prefix opens `#if GTEST_OS_LINUX`, the suffix closes it).
+// own command. In the "inside #if" case the prefix opens `#if GTEST_OS_LINUX` and the suffix
+// closes it.
 func TestRealProjectGoogletestCLI(t *testing.T) {
 	t.Setenv("HYDRA_API_KEY", "")
 	p := realproject.Googletest(t)

@@ -115,10 +115,9 @@ type Cut struct {
 }
 
 // GoogletestCuts are the bodies regenerated in googletest: one in a test file that uses the
-// framework, one in the 6,795-line gtest.cc, one a function template. A body inside
-// `#if GTEST_OS_LINUX … #endif` (ReadProcFileField in gtest-port.cc) is not among them yet: the
-// checker cannot carry a conditional across chunks (checkers/clang/README.md, "Known
-// differences"), so its prefix ends in an open #if that only the suffix closes.
+// framework, one in the 6,795-line gtest.cc, one a function template, and one inside
+// `#if GTEST_OS_LINUX … #endif` (gtest-port.cc), whose prefix ends in an open conditional that
+// only the suffix closes.
 var GoogletestCuts = []Cut{
 	{Name: "test file using the framework", File: "googletest/samples/sample1_unittest.cc",
 		Sig: "TEST(IsPrimeTest, Trivial) {\n", Close: "}\n", Mistake: "isPrime(0)", Fix: "IsPrime(0)",
@@ -129,6 +128,9 @@ var GoogletestCuts = []Cut{
 	{Name: "template", File: "googletest/src/gtest-printers.cc",
 		Sig: "        PrintCharsAsStringTo(const CharType* begin, size_t len, ostream* os) {\n", Close: "}\n",
 		Mistake: "GetCharWidthPrefix(begin)", Fix: "GetCharWidthPrefix(*begin)", CompiledBy: "googletest/src/gtest-all.cc"},
+	{Name: "inside #if", File: "googletest/src/gtest-port.cc",
+		Sig: "T ReadProcFileField(const std::string& filename, int field) {\n", Close: "}\n",
+		Mistake: "std::strin dummy", Fix: "std::string dummy", CompiledBy: "googletest/src/gtest-all.cc"},
 }
 
 // Split reads the cut's file in p and returns it whole (upstream), the text before the body
