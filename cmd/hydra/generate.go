@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hydra-lsp/hydra/checkers/clang"
 	"github.com/hydra-lsp/hydra/checkers"
+	"github.com/hydra-lsp/hydra/checkers/clang"
 	"github.com/hydra-lsp/hydra/engine"
 	"github.com/hydra-lsp/hydra/engine/model"
 	"github.com/hydra-lsp/hydra/policy"
