@@ -22,7 +22,7 @@
 //                      (SCM_RIGHTS): the checkpoint's control socket and its pidfd; the init of a
 //                      resumed session carries its own pidfd, so that the driver signals only
 //                      processes whose identity is verified.
-// Offsets are bytes of the checked text; the injected `#line` prefix of each chunk never counts.
+// Offsets are bytes of the checked text; a byte before a chunk's text (Chunk::Prefix) never counts.
 //
 // Processes never outlive their owner: every process polls a "lifeline" pipe (the owner keeps the
 // only write end) together with its channel or control socket and exits on hang-up; an active

@@ -64,9 +64,14 @@ bool Stream::pullNext() {
   }
 }
 
+const Chunk *Stream::findChunk(FileID FID) const {
+  auto It = std::lower_bound(Chunks.begin(), Chunks.end(), FID,
+                             [](const Chunk &C, FileID F) { return C.FID < F; });
+  return It != Chunks.end() && It->FID == FID ? &*It : nullptr;
+}
+
 void Stream::chunkEnded(FileID FID) {
-  auto It = ByFID.find(FID);
-  if (It == ByFID.end() || It->second + 1 != Chunks.size())
+  if (Chunks.empty() || Chunks.back().FID != FID)
     return; // a header, or not the newest chunk
   flushPending();
   if (CI->getDiagnostics().hasFatalErrorOccurred()) {
@@ -74,22 +79,23 @@ void Stream::chunkEnded(FileID FID) {
     finish();
   }
   const Chunk &C = Chunks.back();
+  const ChunkInFlight &F = Newest;
   FaultsAtEvent = -1;
-  if (Errors == 0 || C.KeepGoing) {
+  if (Errors == 0 || F.KeepGoing) {
     // shim_us: the shim's own time on the chunk (Clang's lexing, parsing and analysis, and the
     // callbacks), from having read it off the channel to this event (hydra bench checker's
     // breakdown_ms.shim).
     auto Us = std::chrono::duration_cast<std::chrono::microseconds>(
-                  std::chrono::steady_clock::now() - C.Read)
+                  std::chrono::steady_clock::now() - F.Read)
                   .count();
     // shim_faults: page faults over about the same span: from the previous progress event
     // (from the read, after a checkpoint or an error), so the wait for this chunk is in it
     // too. After a checkpoint's fork they are mostly copy-on-write copies of pages the
     // session writes (breakdown_ms.shim_faults_mean).
     long Faults = minorFaults();
-    sendProgress(int64_t(C.Start + C.Len), C.Cat, int64_t(Us), int64_t(Faults - C.Faults));
-    if (C.Chkpt > 0)
-      checkpoint(C.Chkpt, C.Start + C.Len);
+    sendProgress(int64_t(C.Start + C.Len), F.Cat, int64_t(Us), int64_t(Faults - F.Faults));
+    if (F.Chkpt > 0)
+      checkpoint(F.Chkpt, C.Start + C.Len);
     else
       FaultsAtEvent = Faults;
   }
@@ -224,10 +230,10 @@ bool Stream::userPlace(SourceLocation Loc, Place &Out) {
       Out = endOfInput();
       return true;
     }
-    auto It = ByFID.find(FID);
-    if (It == ByFID.end())
+    const Chunk *Found = findChunk(FID);
+    if (!Found)
       continue;
-    const Chunk &C = Chunks[It->second];
+    const Chunk &C = *Found;
     unsigned FO = SM->getFileOffset(L);
     size_t Rel = FO > C.Prefix ? FO - C.Prefix : 0;
     Rel = std::min(Rel, C.Len);
@@ -277,37 +283,44 @@ void Stream::appendEscaped(std::string &Out, llvm::StringRef S) {
 
 
 void Stream::enterChunk(Msg M) {
-  // `#line N "file"` from the presumed location where the previous chunk ended keeps
-  // __LINE__, user #line directives and reported lines as in the whole file.
+  // The chunk's lines continue the presumed location where the previous chunk ended, so that
+  // __LINE__, user #line directives and reported lines are as in the whole file. That is a line
+  // note on the chunk's FileID (what a `#line N "file"` directive makes when the preprocessor
+  // lexes it), added directly: no directive text in the buffer, so nothing for -pedantic to
+  // judge (C's #line limit of 32767), no line number to spell (past 2^31 after a user's
+  // #line), the file name stored once in the line table rather than in every chunk, and the
+  // chunk's text starts on its buffer's first line.
   unsigned Line = 1;
   std::string File = Filename;
+  // A user's linemarker (`# 1 "x.h" 3`) can say that what follows is a system header: that
+  // goes on too (getFileCharacteristic reads the line table's entry).
+  SrcMgr::CharacteristicKind Kind = SrcMgr::C_User;
   if (!Chunks.empty()) {
-    PresumedLoc PL = SM->getPresumedLoc(SM->getLocForEndOfFile(Chunks.back().FID));
+    SourceLocation End = SM->getLocForEndOfFile(Chunks.back().FID);
+    PresumedLoc PL = SM->getPresumedLoc(End);
     if (PL.isValid()) {
       Line = PL.getLine();
       File = PL.getFilename();
     }
+    Kind = SM->getFileCharacteristic(End);
   }
-  std::string Buf = "#line " + std::to_string(Line) + " \"";
-  appendEscaped(Buf, File);
-  Buf += "\"\n";
+  // A UTF-8 byte-order mark is skipped by Clang's lexer at the start of any buffer, and counts
+  // in the columns of line 1. In the whole file only the document's first bytes are that start:
+  // there the lexer skips it as in the whole file. A chunk further on that starts with one gets
+  // a newline first, so that its BOM stays the error it is in the whole file.
+  std::string Buf;
+  if (Total != 0 && llvm::StringRef(M.Text).starts_with("\xEF\xBB\xBF"))
+    Buf = "\n";
   Chunk C;
-  C.Prefix = unsigned(Buf.size());
+  C.Prefix = uint8_t(Buf.size());
   C.Start = Total;
   C.Len = M.Text.size();
-  C.Cat = std::move(M.Cat);
-  C.Chkpt = M.Chkpt;
-  C.KeepGoing = M.KeepGoing;
-  C.Read = std::chrono::steady_clock::now();
-  C.Faults = FaultsAtEvent >= 0 ? FaultsAtEvent : minorFaults();
+  Newest.Cat = std::move(M.Cat);
+  Newest.Chkpt = M.Chkpt;
+  Newest.KeepGoing = M.KeepGoing;
+  Newest.Read = std::chrono::steady_clock::now();
+  Newest.Faults = FaultsAtEvent >= 0 ? FaultsAtEvent : minorFaults();
   C.Last = M.Text.empty() ? '\0' : M.Text.back();
-  // A UTF-8 byte-order mark is skipped by Clang's lexer only at the very start of a file, and
-  // counts in the columns of line 1. Only the document's first bytes are that start; they are
-  // not at the start of the chunk's buffer (the #line prefix is), so they become three spaces:
-  // same offsets, same columns, nothing to lex. Anywhere else a BOM stays an error, as in the
-  // whole file.
-  if (Total == 0 && llvm::StringRef(M.Text).starts_with("\xEF\xBB\xBF"))
-    M.Text.replace(0, 3, "   ");
   Buf += M.Text;
   SourceLocation Inc = SM->getLocForStartOfFile(SM->getMainFileID());
   // The chunk's FileID has no include location, as the main file has none: to SourceManager
@@ -322,7 +335,7 @@ void Stream::enterChunk(Msg M) {
   // virtual file next to the checked file (a FileEntry, ChunkFile): parts of Clang assume the
   // current lexer has a file (#embed and __has_embed dereference its FileEntry and crash on a
   // bare buffer; quoted #include / #embed look next to it). The name never appears in
-  // diagnostics, which use the #line name; RootedFS answers for it without touching the disk.
+  // diagnostics, which use the line note's name; RootedFS answers for it without touching the disk.
   // One entry for all chunks, not one each: a virtual file per chunk cost FileManager's maps,
   // SourceManager's content cache map and HeaderSearch's file info an entry per chunk, pages
   // that every chunk wrote again after each checkpoint's fork (docs/checker-benchmark.md,
@@ -335,8 +348,11 @@ void Stream::enterChunk(Msg M) {
     llvm::sys::fs::make_absolute(Abs);
     ChunkBase = std::string(Abs) + kChunkMark;
   }
-  std::string VName = ChunkBase + std::to_string(Chunks.size());
+  // The buffer's own name is only an identifier (diagnostics use the line note's name): short,
+  // so that memory does not grow with the path's length times the chunks.
+  std::string VName = std::string(kChunkMark) + std::to_string(Chunks.size());
   if (FilePerChunk) { // the lever's "off" row: a virtual file of the chunk's own
+    VName = ChunkBase + std::to_string(Chunks.size());
     FileEntryRef FE = CI->getFileManager().getVirtualFileRef(VName, off_t(Buf.size()), 0);
     SM->overrideFileContents(FE, llvm::MemoryBuffer::getMemBufferCopy(Buf, VName));
     PP->getHeaderSearchInfo().getFileInfo(FE); // see below
@@ -356,9 +372,14 @@ void Stream::enterChunk(Msg M) {
     const_cast<SrcMgr::ContentCache &>(SM->getSLocEntry(C.FID).getFile().getContentCache())
         .OrigEntry = *ChunkFile;
   }
+  // The note sits at the buffer's start (its physical line 1) and, as `#line N` does, names
+  // the line after its own: N = Line + 1 puts the text's first line at Line (Line when a
+  // newline comes first, see above).
+  SM->AddLineNote(SM->getLocForStartOfFile(C.FID), Line + 1 - C.Prefix,
+                  SM->getLineTableFilenameID(File), /*IsFileEntry=*/false,
+                  /*IsFileExit=*/false, Kind);
   Total += C.Len;
-  ByFID[C.FID] = Chunks.size();
-  Chunks.push_back(std::move(C));
+  Chunks.push_back(C);
   PP->EnterSourceFile(Chunks.back().FID, nullptr, Inc);
 }
 

@@ -22,21 +22,28 @@
 
 namespace hydra {
 
-// kChunkMark ends the name of the chunks' virtual file (<checked file><mark>), and is in the
-// name of each chunk's buffer (<checked file><mark><index>). RootedFS answers for such names
+// kChunkMark ends the name of the chunks' virtual file (<checked file><mark>), and starts the
+// name of each chunk's buffer (<mark><index>). RootedFS answers for such names
 // without touching the disk (rootedfs.cpp).
 extern const char kChunkMark[];
 
-// Chunk is one piece of checked text as Clang sees it: a FileID whose buffer is a `#line`
-// directive (Prefix bytes, not part of the text) followed by the chunk's text.
+// Chunk is one piece of checked text as Clang sees it: a FileID whose buffer is the chunk's
+// text (after Prefix bytes that are not part of it: a newline before a byte-order mark, see
+// Stream::enterChunk), with a line note that continues the file's presumed lines. One is kept
+// for every chunk of the session, so it is small: what only the newest chunk needs until its
+// progress event is in ChunkInFlight.
 struct Chunk {
   clang::FileID FID;
+  uint8_t Prefix = 0;
+  char Last = 0;    // last byte of the chunk's text ('\0' when empty)
   size_t Start = 0; // global offset of the chunk's first byte
-  size_t Len = 0;   // bytes of text (without the #line prefix)
-  unsigned Prefix = 0;
+  size_t Len = 0;   // bytes of text (without the prefix)
+};
+
+// ChunkInFlight is what the newest chunk needs until its progress event.
+struct ChunkInFlight {
   std::string Cat;
   int64_t Chkpt = 0; // checkpoint requested at its end, or 0
-  char Last = 0;     // last byte of the chunk's text ('\0' when empty)
   // KeepGoing: report progress and take the checkpoint even after an error (the engine
   // excuses errors that were in the document before; Clang recovers and checks on).
   bool KeepGoing = false;
@@ -87,7 +94,7 @@ public:
   void flushPending();
 
   // isChunk reports whether FID is one of the chunks of checked text.
-  bool isChunk(clang::FileID FID) const { return ByFID.count(FID) > 0; }
+  bool isChunk(clang::FileID FID) const { return findChunk(FID) != nullptr; }
 
 private:
   struct Pending {
@@ -143,8 +150,11 @@ private:
   clang::CompilerInstance *CI = nullptr;
   clang::Preprocessor *PP = nullptr;
   clang::SourceManager *SM = nullptr;
+  // Chunks in the order they were entered, which is the order of their FileIDs (SourceManager
+  // numbers FileIDs as it makes them): findChunk searches it.
   std::vector<Chunk> Chunks;
-  llvm::DenseMap<clang::FileID, size_t> ByFID;
+  ChunkInFlight Newest;
+  const Chunk *findChunk(clang::FileID FID) const;
   std::string ChunkBase; // the checked file's absolute path and kChunkMark (enterChunk)
   clang::OptionalFileEntryRef ChunkFile; // the one file entry every chunk names (enterChunk)
   long FaultsAtEvent = -1; // page faults when the last progress event was sent; -1: read anew
