@@ -12,6 +12,7 @@ import (
 
 	"github.com/hydra-lsp/hydra/checkers"
 	"github.com/hydra-lsp/hydra/checkers/chunk"
+	"github.com/hydra-lsp/hydra/checkers/lang"
 	"github.com/hydra-lsp/hydra/engine/model"
 )
 
@@ -238,7 +239,7 @@ func (s *search) produce(r *rollout, q *queue) {
 // stop sequence, the construct closed, or the length limit).
 func (s *search) stream(r *rollout, q *queue) error {
 	base := r.start.Text
-	ch := chunk.NewAfter(s.chunkOpts, base)
+	ch := s.syntax.NewChunker(base)
 	every := s.req.CheckpointLines
 	if every == 0 {
 		every = DefaultCheckpointLines
@@ -384,7 +385,7 @@ func (s *search) stream(r *rollout, q *queue) error {
 			tail = tail[:n-1]
 		}
 		emit(tail)
-		q.push(item{text: last, opts: checkers.SubmitOptions{Cat: lastCat(s.req.Suffix, s.chunkOpts)}})
+		q.push(item{text: last, opts: checkers.SubmitOptions{Cat: lastCat(s.req.Suffix, s.syntax)}})
 	}
 	if s.mode == PostHoc && s.req.Suffix != "" {
 		r.mu.Lock()
@@ -396,8 +397,8 @@ func (s *search) stream(r *rollout, q *queue) error {
 }
 
 // lastCat is the boundary category text ends on, as the chunker classifies its last line.
-func lastCat(text string, opts chunk.Options) string {
-	cs := chunk.Split(text, opts)
+func lastCat(text string, syn lang.Syntax) string {
+	cs := syn.Split(text)
 	if len(cs) == 0 {
 		return checkers.BoundaryLine
 	}
@@ -443,7 +444,7 @@ func (s *search) submit(r *rollout, q *queue) {
 			// The checkpoint is gone: check the whole text from scratch instead.
 			sess, err = s.ck.Start(r.ctx, s.sessOpts)
 			if err == nil {
-				for _, c := range chunk.Split(r.start.Text[:r.resumeOff], s.chunkOpts) {
+				for _, c := range s.syntax.Split(r.start.Text[:r.resumeOff]) {
 					if serr := sess.Submit(c.Text, checkers.SubmitOptions{Cat: c.Cat, KeepGoing: s.req.Baseline}); serr != nil {
 						break
 					}
@@ -530,10 +531,10 @@ type cutter struct {
 	maxStop int
 
 	closeOn   bool
-	depth     *chunk.Chunker // brace depth over complete lines, fed from the document's start
-	d0        int            // depth at the insertion point
-	deeper    bool           // depth went above d0 after the insertion point
-	exclusive bool           // the suffix closes the block itself: cut before the closing brace
+	depth     lang.Chunker // brace depth over complete lines, fed from the document's start
+	d0        int          // depth at the insertion point
+	deeper    bool         // depth went above d0 after the insertion point
+	exclusive bool         // the suffix closes the block itself: cut before the closing brace
 	// suffixPads: the suffix starts with blanks (its own indentation of the brace that closes
 	// the block, when the insertion point is at a line's start), so blanks before the generated
 	// closing brace are not kept: they would indent the suffix's brace twice.
@@ -553,7 +554,7 @@ func newCutter(s *search, base string) *cutter {
 	if !c.closeOn {
 		return c
 	}
-	c.depth = chunk.New(s.chunkOpts)
+	c.depth = s.syntax.NewChunker("")
 	c.depth.Write(s.req.Prefix)
 	c.d0 = s.prefixDepth
 	c.exclusive = s.suffixCloses
