@@ -9,12 +9,13 @@ import (
 	"github.com/hydra-lsp/hydra/checkers/lang"
 )
 
-// Prewarm checks the preamble of text (its leading block of preprocessor lines, see
-// chunk.PreambleEnd; the language seam's Syntax.PreambleEnd, none in TypeScript) in a session of its own and returns a checkpoint of the checker right
-// after it, retained for the caller, who must Release it. While the caller holds it, every
-// Search with the same checker, flags and filename whose text starts with that preamble resumes
-// it (through Checker.Nearest) instead of parsing the headers again — the warm start that
-// makes a `#include <bits/stdc++.h>` cost milliseconds instead of a second (checkers/clang/README.md).
+// Prewarm checks the preamble of text (its leading block of preprocessor lines: the language
+// seam's Syntax.PreambleEnd, chunk.PreambleEnd for C/C++, none in TypeScript) in a session of
+// its own and returns a checkpoint of the checker right after it, retained for the caller, who
+// must Release it. While the caller holds it, every Search with the same checker, flags and
+// filename whose text starts with that preamble resumes it (through Checker.Nearest) instead
+// of parsing the headers again — the warm start that makes a `#include <bits/stdc++.h>` cost
+// milliseconds instead of a second (checkers/clang/README.md).
 // It returns nil and no error when text has no preamble.
 func Prewarm(ctx context.Context, ck checkers.Checker, opts checkers.SessionOptions, text string) (checkers.Checkpoint, error) {
 	syn := lang.SyntaxFor(opts.Flags, opts.Filename)
