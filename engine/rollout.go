@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/hydra-lsp/hydra/checkers"
-	"github.com/hydra-lsp/hydra/checkers/chunk"
 	"github.com/hydra-lsp/hydra/checkers/lang"
 	"github.com/hydra-lsp/hydra/engine/model"
 )
@@ -247,7 +246,7 @@ func (s *search) stream(r *rollout, q *queue) error {
 	linesSince := 0
 	needStartCkpt := r.wantStartCkpt
 	// emit queues chunks whose offsets are relative to resumeOff.
-	emit := func(chs []chunk.Chunk) int {
+	emit := func(chs []lang.Chunk) int {
 		end := 0
 		for _, c := range chs {
 			end = r.resumeOff + c.End()

@@ -20,15 +20,19 @@ import (
 	"github.com/hydra-lsp/hydra/checkers/chunk"
 )
 
+// Chunk is one piece of text ready to submit to a checker session (checkers/chunk's, the same
+// for every language: its text, offset, boundary category, preamble end, unclean tail).
+type Chunk = chunk.Chunk
+
 // Chunker cuts streamed text into chunks a checker session takes (checkers/chunk.Chunker is the
 // C/C++ one): Write the text in any pieces, submit the chunks it returns in order, Flush at the
 // end of input.
 type Chunker interface {
 	// Write feeds more text and returns the chunks that became complete.
-	Write(text string) []chunk.Chunk
+	Write(text string) []Chunk
 	// Flush ends the input and returns what is left (the last chunk Unclean when it does not
 	// end at a clean cut).
-	Flush() []chunk.Chunk
+	Flush() []Chunk
 	// Depth is the brace depth over the complete lines written so far, the prefix's included.
 	Depth() int
 	// Offset is the number of bytes written so far.
@@ -43,7 +47,7 @@ type Syntax interface {
 	// NewChunker returns a Chunker for text that continues prefix (which ends at a clean cut).
 	NewChunker(prefix string) Chunker
 	// Split cuts a whole text as a Chunker fed with it would.
-	Split(text string) []chunk.Chunk
+	Split(text string) []Chunk
 	// BraceDepth is the brace depth at the end of text, as Chunker.Depth counts it.
 	BraceDepth(text string) int
 	// PreambleEnd is the end of the text's preamble (what a warm start checkpoints), 0 if none.
