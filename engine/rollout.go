@@ -68,9 +68,12 @@ type rollout struct {
 	finish  string // the server's finish_reason
 	// logprobs counts streamed pieces that carried a log-probability.
 	logprobs int
-	checked  int  // the furthest offset the checker has reported on (for Lockstep)
-	stopped  bool // the checker reported an error, done or crash
-	notify   chan struct{}
+	checked  int // the furthest offset the checker has reported on (for Lockstep)
+	// depths is the brace depth, from the start of the checked text, at the end of each chunk
+	// queued, by its end offset (Node.Depth).
+	depths  map[int]int
+	stopped bool // the checker reported an error, done or crash
+	notify  chan struct{}
 }
 
 // textUpTo returns the checked text up to off (clamped to what exists).
@@ -238,7 +241,10 @@ func (s *search) produce(r *rollout, q *queue) {
 // stop sequence, the construct closed, or the length limit).
 func (s *search) stream(r *rollout, q *queue) error {
 	base := r.start.Text
-	ch := s.syntax.NewChunker(base)
+	// The chunker continues the checkpoint's text and is fed the rest of base first (the text
+	// between the checkpoint and the start node), so its depths and categories count from the
+	// start of the text.
+	ch := s.syntax.NewChunker(base[:r.resumeOff])
 	every := s.req.CheckpointLines
 	if every == 0 {
 		every = DefaultCheckpointLines
@@ -269,6 +275,9 @@ func (s *search) stream(r *rollout, q *queue) error {
 				linesSince = 0
 			}
 			if s.mode != PostHoc && s.mode != Unchecked {
+				r.mu.Lock()
+				r.depths[end] = c.Depth
+				r.mu.Unlock()
 				q.push(item{text: c.Text, opts: opts})
 			}
 		}

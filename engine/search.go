@@ -251,7 +251,7 @@ func (s *search) spawn(a Spawn) bool {
 		params.Logprobs, _ = w.WantsLogprobs()
 	}
 	r := &rollout{id: len(s.rollouts), start: from, head: from, feedback: a.Feedback, params: params, spawned: time.Since(s.t.start),
-		live: true, pending: map[int]checkers.Checkpoint{}, genEnd: -1, notify: make(chan struct{}, 1)}
+		live: true, pending: map[int]checkers.Checkpoint{}, genEnd: -1, notify: make(chan struct{}, 1), depths: map[int]int{}}
 	r.wantStartCkpt = from.Checkpoint == nil
 	r.prompt = spawnPrompt(s.lang.LineComment, s.prompt, s.req.Prefix, from.Text, a.Feedback)
 	r.text.WriteString(from.Text)
@@ -503,7 +503,7 @@ func (s *search) progress(r *rollout, ev checkers.Event) {
 	}
 	text := r.textUpTo(ev.Off)
 	n := s.t.add(r.head, &Node{Kind: NodeProgress, Off: ev.Off, Line: lineOf(text, ev.Off), Cat: ev.Cat,
-		Rollout: r.id, Text: text})
+		Depth: s.depthAt(r, text), Rollout: r.id, Text: text})
 	r.head = n
 	if cp, ok := r.pending[ev.Off]; ok {
 		delete(r.pending, ev.Off)
@@ -513,6 +513,19 @@ func (s *search) progress(r *rollout, ev checkers.Event) {
 	}
 	s.update(Update{Kind: "accepted", Attempt: r.id + 1, Accepted: s.generated(text)})
 	s.onNode(n, r)
+}
+
+// depthAt is the brace depth at the end of text, r's checked text up to a progress event: as
+// r's chunker recorded it for the chunk ending there, else (post-hoc mode submits no chunks of
+// its own) lexed by the language's Syntax.
+func (s *search) depthAt(r *rollout, text string) int {
+	r.mu.Lock()
+	d, ok := r.depths[len(text)]
+	r.mu.Unlock()
+	if ok {
+		return d
+	}
+	return s.syntax.BraceDepth(text)
 }
 
 // checkedGenerated records Stats.TimeToFirstCheck at the checker's first verdict (progress or

@@ -78,19 +78,28 @@ func TestSyntaxIsTheLanguagesOwn(t *testing.T) {
 }
 
 // The engine and the language server speak to the seam, not to one language's lexer or
-// checker (issue 36: "lsp/ and engine/ contain no C lexing of their own").
+// checker, and the policies to the search tree only (issue 36: "policy/ imports no checkers
+// package, and lsp/ and engine/ contain no C lexing of their own").
 func TestLayering(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}",
-		"github.com/hydra-lsp/hydra/engine", "github.com/hydra-lsp/hydra/lsp").CombinedOutput()
+		"github.com/hydra-lsp/hydra/engine", "github.com/hydra-lsp/hydra/lsp", "github.com/hydra-lsp/hydra/policy").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != 2 {
+	if len(lines) != 3 {
 		t.Fatalf("go list printed %q", out)
 	}
 	for _, line := range lines {
 		f := strings.Fields(line)
+		if f[0] == "github.com/hydra-lsp/hydra/policy" {
+			for _, imp := range f[1:] {
+				if strings.HasPrefix(imp, "github.com/hydra-lsp/hydra/checkers") {
+					t.Errorf("policy imports %s", imp)
+				}
+			}
+			continue
+		}
 		seam := false
 		for _, imp := range f[1:] {
 			switch strings.TrimPrefix(imp, "github.com/hydra-lsp/hydra/") {

@@ -268,7 +268,7 @@ func (c *Chunker) cut(unclean bool) {
 	}
 	t := c.pending.String()
 	c.pending.Reset()
-	c.out = append(c.out, chunk.Chunk{Text: t, Off: c.off, Unclean: unclean})
+	c.out = append(c.out, chunk.Chunk{Text: t, Off: c.off, Unclean: unclean, Depth: c.lx.depth})
 	c.off += len(t)
 }
 
