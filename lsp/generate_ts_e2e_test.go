@@ -75,3 +75,59 @@ func TestGenerateOtherLanguageIsRefused(t *testing.T) {
 		t.Errorf("generate on a Python document: %v; want a refusal naming the languages served", err)
 	}
 }
+
+// Errors that were in a TypeScript document before generation are not the model's: with two of
+// them after the insertion point (tsc reports both), the right body is accepted at once.
+func TestTypeScriptErrorsThatWereThereBefore(t *testing.T) {
+	const (
+		pre  = "function twice(x: number): number {\n"
+		suf  = "}\n\nconst bad: string = 1;\nconst worse: number = \"two\";\n"
+		body = "  return 2 * x;\n}\n"
+	)
+	model := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{{PromptSuffix: pre, Text: body, Chunk: 4}}})
+	c := startServer(t, clientOptions{initOptions: map[string]any{"hydra": map[string]any{"modelUrl": model.URL}}})
+	uri := "file://" + filepath.Join(t.TempDir(), "twice.ts")
+	c.open(uri, "typescript", pre+suf)
+	at := position(pre, len(pre)-1)
+	sum := runCodeAction(t, c, uri, lsp.Range{Start: at, End: at})
+	if got := c.text(uri); !sum.OK || sum.Attempts != 1 || got != pre+"  return 2 * x;\n"+suf {
+		t.Fatalf("summary %+v, document:\n%s\nwant the body accepted at once", sum, got)
+	}
+}
+
+// Inline completion in a TypeScript document: the item is the repaired continuation (tsc
+// rejected the first attempt's line), and there is none inside a template literal's text.
+func TestTypeScriptInlineCompletion(t *testing.T) {
+	const prefix = "function twice(x: number): string {\n  "
+	model := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{
+		{PromptContains: "hydra-feedback:", Text: "  return `${2 * x}`;\n}\n"},
+		{PromptSuffix: prefix, Text: "return 2 * x;\n}\n"}}})
+	c := startServer(t, clientOptions{initOptions: map[string]any{"hydra": map[string]any{"modelUrl": model.URL}}})
+	uri := "file://" + filepath.Join(t.TempDir(), "twice.ts")
+	c.open(uri, "typescript", prefix)
+	pos := lsp.Position{Line: 1, Character: 2}
+	var list lsp.InlineCompletionList
+	if err := c.call("textDocument/inlineCompletion", lsp.InlineCompletionParams{
+		TextDocument: lsp.TextDocumentIdentifier{URI: uri}, Position: pos}, &list); err != nil {
+		t.Fatal(err)
+	}
+	if want := "return `${2 * x}`;\n}\n"; len(list.Items) != 1 || list.Items[0].InsertText != want || list.Items[0].Range == nil || list.Items[0].Range.Start != pos {
+		t.Fatalf("inline items %+v, want %q at the cursor %v", list.Items, want, pos)
+	}
+	if n := len(model.Calls()); n != 2 {
+		t.Errorf("%d model requests, want 2 (the attempt tsc rejected and its repair)", n)
+	}
+
+	// Inside a template literal's text the cursor is in a literal: no item, no model request.
+	lit := "const s = `a multi-line\ntemplate "
+	uri2 := "file://" + filepath.Join(t.TempDir(), "lit.ts")
+	c.open(uri2, "typescript", lit)
+	list = lsp.InlineCompletionList{}
+	if err := c.call("textDocument/inlineCompletion", lsp.InlineCompletionParams{
+		TextDocument: lsp.TextDocumentIdentifier{URI: uri2}, Position: lsp.Position{Line: 1, Character: 9}}, &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 0 || len(model.Calls()) != 2 {
+		t.Errorf("inside a template literal: items %+v, %d model requests; want none and no new request", list.Items, len(model.Calls()))
+	}
+}
