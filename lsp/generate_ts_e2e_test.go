@@ -1,9 +1,12 @@
 package lsp_test
 
 import (
+	"encoding/json"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hydra-lsp/hydra/engine/model/modeltest"
 	"github.com/hydra-lsp/hydra/lsp"
@@ -129,5 +132,34 @@ func TestTypeScriptInlineCompletion(t *testing.T) {
 	}
 	if len(list.Items) != 0 || len(model.Calls()) != 2 {
 		t.Errorf("inside a template literal: items %+v, %d model requests; want none and no new request", list.Items, len(model.Calls()))
+	}
+}
+
+// With clangd behind Hydra (eglot's set-up), a TypeScript document is not clangd's: clangd never
+// sees it, so no C++ diagnostic of clangd's lands on it, while a C++ document beside it still
+// gets clangd's.
+func TestClangdDoesNotSeeTypeScript(t *testing.T) {
+	if _, err := exec.LookPath("clangd-19"); err != nil {
+		t.Fatalf("clangd-19 is not installed (scripts/install-deps.sh installs it): %v", err)
+	}
+	dir := t.TempDir()
+	c := startServer(t, clientOptions{initOptions: map[string]any{"hydra": map[string]any{"clangd": true}}})
+	ts := "file://" + filepath.Join(dir, "a.ts")
+	c.open(ts, "typescript", "const s: string = `x`;\nfunction f(a: number): number { return a; }\n")
+	cpp := "file://" + filepath.Join(dir, "b.cpp")
+	c.open(cpp, "cpp", "int f() { int unused_var = 1; return 0 }\n")
+	c.waitFor("clangd's diagnostics on the C++ document", 2*time.Minute, func() bool { return hasSource(c.diags[cpp], "clang", "") })
+	var hover json.RawMessage
+	if err := c.call("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": ts},
+		"position": map[string]any{"line": 1, "character": 10}}, &hover); err != nil {
+		t.Fatalf("hover on the TypeScript document: %v", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if hasSource(c.diags[ts], "clang", "") {
+		t.Errorf("clangd's diagnostics on a TypeScript document: %+v", c.diags[ts])
+	}
+	if string(hover) != "null" {
+		t.Errorf("hover on a TypeScript document answered %s, want null (no C++ reading of it)", hover)
 	}
 }
