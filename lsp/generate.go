@@ -365,7 +365,7 @@ func (s *Server) sessionOptions(path, languageID string) checkers.SessionOptions
 	if l := lang.ForLanguageID(languageID); l != nil && !l.UsesFlags {
 		filename := path
 		if filename == "" {
-			filename = "untitled" + l.Extensions[0]
+			filename = l.UntitledName(languageID)
 		}
 		return checkers.SessionOptions{Filename: filename, Root: s.rootFor(path)}
 	}

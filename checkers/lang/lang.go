@@ -75,6 +75,9 @@ type Language struct {
 	Extensions []string
 	// LanguageIDs are the LSP language identifiers (TextDocumentItem.languageId) it serves.
 	LanguageIDs []string
+	// Untitled names, by language ID, the file a document without a path is checked as (the
+	// language server); without an entry, "untitled" and the first extension.
+	Untitled map[string]string
 	// LineComment starts a line comment; repair feedback is written as such comments
 	// (engine.FeedbackComment).
 	LineComment string
@@ -88,6 +91,14 @@ type Language struct {
 	Syntax func(flags []string, filename string) Syntax
 	// NewChecker starts the language's checker.
 	NewChecker func(CheckerOptions) (checkers.Checker, error)
+}
+
+// UntitledName is the file a document of language ID id without a path is checked as.
+func (l *Language) UntitledName(id string) string {
+	if n, ok := l.Untitled[id]; ok {
+		return n
+	}
+	return "untitled" + l.Extensions[0]
 }
 
 // Serves says whether the language serves file by its extension.

@@ -25,6 +25,9 @@ func TestLookup(t *testing.T) {
 			t.Errorf("ForLanguageID(%q) = %v, want %v", id, got, want)
 		}
 	}
+	if a, b := TypeScript.UntitledName("typescript"), TypeScript.UntitledName("typescriptreact"); a != "untitled.ts" || b != "untitled.tsx" {
+		t.Errorf("untitled TypeScript documents are checked as %q and %q, want untitled.ts and untitled.tsx (JSX)", a, b)
+	}
 	if all := All(); len(all) < 2 || all[0] != C {
 		t.Errorf("All() = %v, want C/C++ first", all)
 	}

@@ -35,6 +35,7 @@ var TypeScript = &Language{
 	Name:          "TypeScript",
 	Extensions:    []string{".ts", ".mts", ".cts", ".tsx"},
 	LanguageIDs:   []string{"typescript", "typescriptreact"},
+	Untitled:      map[string]string{"typescriptreact": "untitled.tsx"},
 	LineComment:   "//",
 	ProjectConfig: "tsconfig.json",
 	Syntax:        func([]string, string) Syntax { return tsSyntax{} },
