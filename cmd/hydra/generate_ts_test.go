@@ -115,3 +115,23 @@ func TestGenerateTypeScriptPrefixErrors(t *testing.T) {
 		}
 	})
 }
+
+// The project's tsconfig.json is the configuration generation is checked under, as tsc -p
+// applies it: with strict off, an untyped parameter is accepted; without a tsconfig.json
+// (TypeScript 7's defaults, strict on) the same text is rejected.
+func TestGenerateTypeScriptUsesTheProjectsTsconfig(t *testing.T) {
+	t.Setenv("HYDRA_API_KEY", "")
+	const pre = "function id(x) {\n"
+	srv := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{{Text: "  return x;\n}\n", Chunk: 4}}})
+	loose := writeTS(t, map[string]string{"id.ts": pre,
+		"tsconfig.json": `{"compilerOptions": {"strict": false, "noEmit": true}, "include": ["*.ts"]}`})
+	code, out, errs := runGen(t, "--model-url", srv.URL, "--model", "m", "--max-attempts", "1", loose["id.ts"])
+	if code != 0 || out != pre+"  return x;\n}\n" {
+		t.Fatalf("with strict off: exit %d, stdout %q; want 0 and the program\n%s", code, out, errs)
+	}
+	strict := writeTS(t, map[string]string{"id.ts": pre})
+	code, _, errs = runGen(t, "--model-url", srv.URL, "--model", "m", "--max-attempts", "1", strict["id.ts"])
+	if code != 1 || !strings.Contains(errs, "implicitly has an 'any' type") {
+		t.Fatalf("without tsconfig.json: exit %d; want 1 and tsc's implicit-any error\n%s", code, errs)
+	}
+}
