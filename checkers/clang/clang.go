@@ -59,7 +59,8 @@ type Options struct {
 	// they now have no name at all (Checker's documentation). Kept so that callers compile.
 	SocketPrefix string
 	// Timeout bounds how long a session may stay silent while an answer is due; the session then
-	// ends with a crash event. Zero means DefaultTimeout, negative means no limit.
+	// ends with a crash event. Zero means DefaultTimeout, negative means no limit. A session's
+	// init (the process starting) may take at least 30 s (minInitTimeout) whatever the limit.
 	Timeout time.Duration
 	// Stderr receives the shim processes' own standard error (Clang crash dumps, internal
 	// warnings). Nil discards it.

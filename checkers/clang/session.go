@@ -592,6 +592,11 @@ func (s *Session) deliver() {
 	}
 }
 
+// minInitTimeout is the least time a session's init may take, whatever the per-answer limit:
+// starting a checker (loading Clang's libraries, the driver's pass over the flags) takes seconds
+// on a loaded machine, and the limit a user sets (--timeout, checkTimeout) is for checking text.
+const minInitTimeout = 30 * time.Second
+
 // watch ends the session when an answer is overdue.
 func (s *Session) watch(timeout time.Duration) {
 	tick := time.NewTicker(min(timeout/4, time.Second))
@@ -604,10 +609,14 @@ func (s *Session) watch(timeout time.Duration) {
 			return
 		case <-tick.C:
 			s.mu.Lock()
-			late := s.waitingLocked() && time.Since(s.since) > timeout
+			limit := timeout
+			if !s.gotInit {
+				limit = max(timeout, minInitTimeout)
+			}
+			late := s.waitingLocked() && time.Since(s.since) > limit
 			s.mu.Unlock()
 			if late {
-				s.fail(fmt.Sprintf("checker timed out: no answer for %v", timeout))
+				s.fail(fmt.Sprintf("checker timed out: no answer for %v", limit))
 				s.kill()
 				return
 			}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hydra-lsp/hydra/checkers"
 	"github.com/hydra-lsp/hydra/checkers/clang"
 	"github.com/hydra-lsp/hydra/checkers/lang"
 	"github.com/hydra-lsp/hydra/engine"
@@ -36,6 +37,8 @@ type generateOutput struct {
 	Diagnostics []diagnosticJSON `json:"diagnostics,omitempty"`
 	Stats       engine.Stats     `json:"stats"`
 	Notes       []string         `json:"notes,omitempty"`
+	// Preexisting are the errors the file had before (with --suffix), excused.
+	Preexisting []diagnosticJSON `json:"preexisting,omitempty"`
 	Trace       *engine.Trace    `json:"trace"`
 }
 
@@ -184,6 +187,9 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		Params:      model.Params{Temperature: *temperature},
 		Policy:      pol,
 		StopAtClose: *stopClose,
+		// With a suffix the file is a whole document, as in the editors: errors it had before
+		// (elsewhere, not the model's) are excused, and said once at the end.
+		Baseline: suffix != "",
 		Budget: engine.Budget{MaxTokens: *maxTokens, MaxAttempts: *maxAttempts, Deadline: *deadline,
 			MaxCheckpoints: d.MaxCheckpoints, MaxProcesses: d.MaxProcesses},
 	}
@@ -217,6 +223,9 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		for _, d := range res.Diagnostics {
 			out.Diagnostics = append(out.Diagnostics, diagnosticJSON{Line: d.Line, Col: d.Col, Cat: d.Cat, Diag: d.Diag})
 		}
+		for _, d := range res.Baseline {
+			out.Preexisting = append(out.Preexisting, diagnosticJSON{Line: outputLine(d, len(src), res.Text), Col: d.Col, Cat: d.Cat, Diag: d.Diag})
+		}
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
 		if jerr := enc.Encode(out); jerr != nil {
@@ -241,6 +250,9 @@ func generate(args []string, stdout, stderr io.Writer) int {
 	for _, d := range res.Diagnostics {
 		fmt.Fprintf(stderr, "%s:%d:%d: error: %s [%s]\n", file, d.Line, d.Col, d.Diag, d.Cat)
 	}
+	for _, e := range res.Baseline {
+		fmt.Fprintf(stderr, "%s:%d:%d: error (there before, not the model's): %s [%s]\n", file, outputLine(e, len(src), res.Text), e.Col, e.Diag, e.Cat)
+	}
 	if !*quiet {
 		for _, n := range res.Notes {
 			if !said[n] {
@@ -254,6 +266,15 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// outputLine is the line, in the output (prompt, generated text, suffix), of a pre-existing
+// error reported in the prompt+suffix: one in the suffix moves down by the generated lines.
+func outputLine(e checkers.Event, promptLen int, generated string) int {
+	if e.Off >= promptLen {
+		return e.Line + strings.Count(generated, "\n")
+	}
+	return e.Line
 }
 
 // splitFileAndFlags separates PROMPT_FILE from the clang flags in what follows the command's

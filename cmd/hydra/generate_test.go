@@ -151,3 +151,35 @@ func TestGenerateSuffixStopsAtTheEnclosingBlock(t *testing.T) {
 		t.Fatalf("with --stop-at-close=false: exit %d, want 1 (the model's closing braces and the suffix's)\n%s", code, errs)
 	}
 }
+
+// With --suffix the file is a whole document, as in the editors: an error it had before,
+// elsewhere (not the model's), is excused and said once on stderr at its line in the output;
+// the generation is accepted. With --json it is listed under "preexisting".
+func TestGenerateSuffixExcusesErrorsThatWereThere(t *testing.T) {
+	t.Setenv("HYDRA_API_KEY", "")
+	dir := t.TempDir()
+	prompt := filepath.Join(dir, "p.c")
+	suffix := filepath.Join(dir, "suffix.c")
+	const pre = "int f(void) {\n"
+	const suf = "}\nint g(void) { return not_declared_anywhere; }\n"
+	for p, text := range map[string]string{prompt: pre, suffix: suf} {
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	model := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{{Text: "  return 1;\n}\nint junk;\n", Chunk: 3}}})
+	code, out, errs := runGen(t, "--model-url", model.URL, "--model", "m", "--suffix", suffix, prompt)
+	if code != 0 || out != pre+"  return 1;\n"+suf {
+		t.Fatalf("exit %d, stdout %q; want the body accepted beside the error that was there\n%s", code, out, errs)
+	}
+	if want := prompt + ":4:"; !strings.Contains(errs, want) || !strings.Contains(errs, "there before") || !strings.Contains(errs, "not_declared_anywhere") {
+		t.Errorf("stderr does not name the error that was there at %s:\n%s", want, errs)
+	}
+	if n := len(model.Calls()); n != 1 {
+		t.Errorf("%d model requests, want 1: the error that was there spends no attempt", n)
+	}
+	got, errs := runGenJSON(t, "--model-url", model.URL, "--model", "m", "--json", "--suffix", suffix, prompt)
+	if !got.OK || len(got.Preexisting) != 1 || got.Preexisting[0].Line != 4 {
+		t.Errorf("json ok=%v preexisting=%+v; want one at line 4\n%s", got.OK, got.Preexisting, errs)
+	}
+}

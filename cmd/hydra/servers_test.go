@@ -48,6 +48,11 @@ type genJSON struct {
 	Stats engine.Stats `json:"stats"`
 	Notes []string     `json:"notes"`
 	Trace engine.Trace `json:"trace"`
+	// Preexisting: the errors the file had before (with --suffix).
+	Preexisting []struct {
+		Line int    `json:"line"`
+		Diag string `json:"diag"`
+	} `json:"preexisting"`
 }
 
 func runGenJSON(t *testing.T, args ...string) (genJSON, string) {
