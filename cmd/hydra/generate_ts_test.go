@@ -72,21 +72,42 @@ func TestGenerateTypeScriptRepairs(t *testing.T) {
 }
 
 // An error the checker reports inside the user's prompt ends the search as prefix_error only
-// when the prompt and suffix alone have it; one that the generated text causes there (a
+// when the prompt (and suffix) alone have it; one that the generated text causes there (a
 // redeclaration, reported by tsc at the prompt's declaration first) is repaired like any other.
+// With --suffix the file is a whole document: errors it had before are excused instead.
 func TestGenerateTypeScriptPrefixErrors(t *testing.T) {
 	t.Setenv("HYDRA_API_KEY", "")
 	t.Run("the prompt's own error", func(t *testing.T) {
 		const pre = "const n: number = \"one\";\nfunction twice(x: number): number {\n"
-		f := writeTS(t, map[string]string{"own.ts": pre, "suffix.ts": "}\n"})
+		f := writeTS(t, map[string]string{"own.ts": pre})
 		srv := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{{Text: "  return 2 * x;\n}\n", Chunk: 4}}})
-		code, out, errs := runGen(t, "--model-url", srv.URL, "--model", "m", "--suffix", f["suffix.ts"], f["own.ts"])
+		code, out, errs := runGen(t, "--model-url", srv.URL, "--model", "m", f["own.ts"])
 		if code != 1 || out != "" || !strings.Contains(errs, "prefix_error") ||
 			!strings.Contains(errs, f["own.ts"]+":1:7: error: Type 'string' is not assignable to type 'number'") {
 			t.Fatalf("exit %d, stdout %q; want 1, nothing, prefix_error at line 1\n%s", code, out, errs)
 		}
 		if n := len(srv.Calls()); n != 1 {
 			t.Errorf("%d model requests, want 1 (no repair of the user's own error)", n)
+		}
+	})
+	t.Run("with --suffix, errors that were there are excused", func(t *testing.T) {
+		// The file is a whole document (engine Baseline): tsc's errors in it before the
+		// generation, both of them, are not the model's.
+		const pre = "const n: number = \"one\";\nfunction twice(x: number): number {\n"
+		const suf = "}\nconst bad: string = 1;\n"
+		f := writeTS(t, map[string]string{"there.ts": pre, "suffix.ts": suf})
+		srv := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{{Text: "  return 2 * x;\n}\n", Chunk: 4}}})
+		code, out, errs := runGen(t, "--model-url", srv.URL, "--model", "m", "--suffix", f["suffix.ts"], f["there.ts"])
+		if code != 0 || out != pre+"  return 2 * x;\n"+suf {
+			t.Fatalf("exit %d, stdout %q; want the body accepted beside the errors that were there\n%s", code, out, errs)
+		}
+		for _, want := range []string{f["there.ts"] + ":1:7: error (there before", f["there.ts"] + ":5:7: error (there before"} {
+			if !strings.Contains(errs, want) {
+				t.Errorf("stderr does not say %q:\n%s", want, errs)
+			}
+		}
+		if n := len(srv.Calls()); n != 1 {
+			t.Errorf("%d model requests, want 1: errors that were there spend no attempt", n)
 		}
 	})
 	t.Run("an error the generated text causes in the prompt", func(t *testing.T) {
