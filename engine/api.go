@@ -200,7 +200,10 @@ type Node struct {
 	Line int // 1-based line of Off (error: the checker's line)
 	Col  int
 	Cat  string
-	Diag string
+	// Depth (progress nodes) is the brace depth at Off, counted from the start of the checked
+	// text by the language's lexer (checkers/lang): 0 where a top-level unit can end.
+	Depth int
+	Diag  string
 	// Notes are the checker's notes on an error (candidates, instantiation stack), as it sent them.
 	Notes   []checkers.Note
 	Rollout int // rollout that produced it
@@ -211,6 +214,19 @@ type Node struct {
 	// Checkpoint, when not nil, is a dormant checker state for the text up to Off.
 	Checkpoint checkers.Checkpoint
 	Pruned     bool
+}
+
+// EndsDecl says whether the text up to n ends a top-level declaration or the preamble (where
+// rolling back starts a declaration afresh): the root, or a progress node whose chunk ended a
+// unit of category decl or preamble (the chunker's or the checker's word) at brace depth 0 from
+// the start of the checked text (Depth, the engine's measure through the language seam). Both
+// are needed: the category alone is the chunker's view from where its rollout started, and the
+// depth alone would count a line that ends in the middle of an expression.
+func (n *Node) EndsDecl() bool {
+	if n.Kind == NodeRoot {
+		return true
+	}
+	return n.Kind == NodeProgress && n.Depth <= 0 && (n.Cat == checkers.BoundaryDecl || n.Cat == checkers.BoundaryPreamble)
 }
 
 // Policy decides what the search does when a node appears (the paper's on_node).

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/hydra-lsp/hydra/checkers"
-	"github.com/hydra-lsp/hydra/checkers/chunk"
+	"github.com/hydra-lsp/hydra/checkers/lang"
 )
 
 // This file is Request.Baseline: errors that were in the document before generation are not
@@ -60,7 +60,7 @@ func CheckText(ctx context.Context, ck checkers.Checker, opts checkers.SessionOp
 	}
 	defer sess.Close()
 	go func() {
-		for _, c := range chunk.Split(text, chunk.OptionsForFlags(opts.Flags, opts.Filename)) {
+		for _, c := range lang.SyntaxFor(opts.Flags, opts.Filename).Split(text) {
 			if sess.Submit(c.Text, checkers.SubmitOptions{Cat: c.Cat}) != nil {
 				return
 			}
@@ -177,7 +177,7 @@ func (s *search) acceptsDespiteErrors(r *rollout) bool {
 // close are closed by gen, and nothing more is left open.
 func (s *search) closesWhatItMust(gen string) bool {
 	need := s.needClose()
-	c := chunk.NewAfter(s.chunkOpts, s.req.Prefix)
+	c := s.syntax.NewChunker(s.req.Prefix)
 	c.Write(gen)
 	c.Flush()
 	return c.Depth()-s.prefixDepth == -need
@@ -186,14 +186,14 @@ func (s *search) closesWhatItMust(gen string) bool {
 // needClose is how many blocks open at the insertion point the generated text must close: those
 // the suffix does not close.
 func (s *search) needClose() int {
-	closedBySuffix := -minDepth(s.req.Suffix, s.chunkOpts)
+	closedBySuffix := -minDepth(s.req.Suffix, s.syntax)
 	return s.prefixDepth - min(s.prefixDepth, closedBySuffix)
 }
 
 // minDepth is the lowest brace depth text reaches from 0, line by line (negative when it closes
 // blocks opened before it).
-func minDepth(text string, opts chunk.Options) int {
-	c := chunk.New(opts)
+func minDepth(text string, syn lang.Syntax) int {
+	c := syn.NewChunker("")
 	low := 0
 	for len(text) > 0 {
 		j := strings.IndexByte(text, '\n')

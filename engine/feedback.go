@@ -18,6 +18,12 @@ const FeedbackMarker = "hydra-feedback:"
 // base does not end a line the comment starts on base's last line (after a space). It is empty
 // when feedback is.
 func FeedbackComment(base, feedback string) string {
+	return feedbackComment("//", base, feedback)
+}
+
+// feedbackComment is FeedbackComment with the language's line comment (lang.Language's
+// LineComment) in place of "//".
+func feedbackComment(comment, base, feedback string) string {
 	feedback = strings.TrimSpace(feedback)
 	if feedback == "" {
 		return ""
@@ -27,7 +33,7 @@ func FeedbackComment(base, feedback string) string {
 		b.WriteByte(' ')
 	}
 	for _, line := range strings.Split(feedback, "\n") {
-		b.WriteString("// ")
+		b.WriteString(comment + " ")
 		b.WriteString(FeedbackMarker)
 		b.WriteByte(' ')
 		b.WriteString(strings.TrimRight(line, " \t\r"))
@@ -102,8 +108,8 @@ func oneLine(s string) string {
 
 // spawnPrompt is the model's prompt for a rollout that continues base (the whole checked text
 // up to the start node): the request's prompt (which ends with the prefix), the generated text
-// of base after the prefix, and the feedback comment.
-func spawnPrompt(prompt, prefix, base, feedback string) string {
+// of base after the prefix, and the feedback comment, written with the language's line comment.
+func spawnPrompt(comment, prompt, prefix, base, feedback string) string {
 	gen := base[min(len(prefix), len(base)):]
-	return prompt + gen + FeedbackComment(prompt+gen, feedback)
+	return prompt + gen + feedbackComment(comment, prompt+gen, feedback)
 }

@@ -21,7 +21,7 @@ func TestSpawnPromptPutsFeedbackLastAndStripsBack(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p := spawnPrompt(c.prompt, c.prefix, c.base, c.feedback)
+			p := spawnPrompt("//", c.prompt, c.prefix, c.base, c.feedback)
 			code := c.prompt + c.base[len(c.prefix):]
 			if !strings.HasPrefix(p, code) {
 				t.Fatalf("prompt %q does not start with the prompt and accepted text %q (prefix cache reuse)", p, code)

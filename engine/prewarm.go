@@ -6,19 +6,20 @@ import (
 	"fmt"
 
 	"github.com/hydra-lsp/hydra/checkers"
-	"github.com/hydra-lsp/hydra/checkers/chunk"
+	"github.com/hydra-lsp/hydra/checkers/lang"
 )
 
-// Prewarm checks the preamble of text (its leading block of preprocessor lines, see
-// chunk.PreambleEnd) in a session of its own and returns a checkpoint of the checker right
-// after it, retained for the caller, who must Release it. While the caller holds it, every
-// Search with the same checker, flags and filename whose text starts with that preamble resumes
-// it (through Checker.Nearest) instead of parsing the headers again — the warm start that
-// makes a `#include <bits/stdc++.h>` cost milliseconds instead of a second (checkers/clang/README.md).
+// Prewarm checks the preamble of text (its leading block of preprocessor lines: the language
+// seam's Syntax.PreambleEnd, chunk.PreambleEnd for C/C++, none in TypeScript) in a session of
+// its own and returns a checkpoint of the checker right after it, retained for the caller, who
+// must Release it. While the caller holds it, every Search with the same checker, flags and
+// filename whose text starts with that preamble resumes it (through Checker.Nearest) instead
+// of parsing the headers again — the warm start that makes a `#include <bits/stdc++.h>` cost
+// milliseconds instead of a second (checkers/clang/README.md).
 // It returns nil and no error when text has no preamble.
 func Prewarm(ctx context.Context, ck checkers.Checker, opts checkers.SessionOptions, text string) (checkers.Checkpoint, error) {
-	copts := chunk.OptionsForFlags(opts.Flags, opts.Filename)
-	end := chunk.PreambleEnd(text, copts)
+	syn := lang.SyntaxFor(opts.Flags, opts.Filename)
+	end := syn.PreambleEnd(text)
 	if end == 0 {
 		return nil, nil
 	}
@@ -33,7 +34,7 @@ func Prewarm(ctx context.Context, ck checkers.Checker, opts checkers.SessionOpti
 		return nil, fmt.Errorf("prewarm: start session: %w", err)
 	}
 	defer sess.Close()
-	chs := chunk.Split(text[:end], copts)
+	chs := syn.Split(text[:end])
 	for i, c := range chs {
 		if err := sess.Submit(c.Text, checkers.SubmitOptions{Cat: c.Cat, Checkpoint: i == len(chs)-1}); err != nil {
 			return nil, fmt.Errorf("prewarm: submit preamble: %w", err)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/hydra-lsp/hydra/checkers"
-	"github.com/hydra-lsp/hydra/checkers/chunk"
+	"github.com/hydra-lsp/hydra/checkers/lang"
 	"github.com/hydra-lsp/hydra/engine/model"
 )
 
@@ -68,9 +68,12 @@ type rollout struct {
 	finish  string // the server's finish_reason
 	// logprobs counts streamed pieces that carried a log-probability.
 	logprobs int
-	checked  int  // the furthest offset the checker has reported on (for Lockstep)
-	stopped  bool // the checker reported an error, done or crash
-	notify   chan struct{}
+	checked  int // the furthest offset the checker has reported on (for Lockstep)
+	// depths is the brace depth, from the start of the checked text, at the end of each chunk
+	// queued, by its end offset (Node.Depth).
+	depths  map[int]int
+	stopped bool // the checker reported an error, done or crash
+	notify  chan struct{}
 }
 
 // textUpTo returns the checked text up to off (clamped to what exists).
@@ -238,7 +241,10 @@ func (s *search) produce(r *rollout, q *queue) {
 // stop sequence, the construct closed, or the length limit).
 func (s *search) stream(r *rollout, q *queue) error {
 	base := r.start.Text
-	ch := chunk.NewAfter(s.chunkOpts, base)
+	// The chunker continues the checkpoint's text and is fed the rest of base first (the text
+	// between the checkpoint and the start node), so its depths and categories count from the
+	// start of the text.
+	ch := s.syntax.NewChunker(base[:r.resumeOff])
 	every := s.req.CheckpointLines
 	if every == 0 {
 		every = DefaultCheckpointLines
@@ -246,7 +252,7 @@ func (s *search) stream(r *rollout, q *queue) error {
 	linesSince := 0
 	needStartCkpt := r.wantStartCkpt
 	// emit queues chunks whose offsets are relative to resumeOff.
-	emit := func(chs []chunk.Chunk) int {
+	emit := func(chs []lang.Chunk) int {
 		end := 0
 		for _, c := range chs {
 			end = r.resumeOff + c.End()
@@ -269,6 +275,9 @@ func (s *search) stream(r *rollout, q *queue) error {
 				linesSince = 0
 			}
 			if s.mode != PostHoc && s.mode != Unchecked {
+				r.mu.Lock()
+				r.depths[end] = c.Depth
+				r.mu.Unlock()
 				q.push(item{text: c.Text, opts: opts})
 			}
 		}
@@ -384,7 +393,7 @@ func (s *search) stream(r *rollout, q *queue) error {
 			tail = tail[:n-1]
 		}
 		emit(tail)
-		q.push(item{text: last, opts: checkers.SubmitOptions{Cat: lastCat(s.req.Suffix, s.chunkOpts)}})
+		q.push(item{text: last, opts: checkers.SubmitOptions{Cat: lastCat(s.req.Suffix, s.syntax)}})
 	}
 	if s.mode == PostHoc && s.req.Suffix != "" {
 		r.mu.Lock()
@@ -396,8 +405,8 @@ func (s *search) stream(r *rollout, q *queue) error {
 }
 
 // lastCat is the boundary category text ends on, as the chunker classifies its last line.
-func lastCat(text string, opts chunk.Options) string {
-	cs := chunk.Split(text, opts)
+func lastCat(text string, syn lang.Syntax) string {
+	cs := syn.Split(text)
 	if len(cs) == 0 {
 		return checkers.BoundaryLine
 	}
@@ -443,7 +452,7 @@ func (s *search) submit(r *rollout, q *queue) {
 			// The checkpoint is gone: check the whole text from scratch instead.
 			sess, err = s.ck.Start(r.ctx, s.sessOpts)
 			if err == nil {
-				for _, c := range chunk.Split(r.start.Text[:r.resumeOff], s.chunkOpts) {
+				for _, c := range s.syntax.Split(r.start.Text[:r.resumeOff]) {
 					if serr := sess.Submit(c.Text, checkers.SubmitOptions{Cat: c.Cat, KeepGoing: s.req.Baseline}); serr != nil {
 						break
 					}
@@ -530,10 +539,10 @@ type cutter struct {
 	maxStop int
 
 	closeOn   bool
-	depth     *chunk.Chunker // brace depth over complete lines, fed from the document's start
-	d0        int            // depth at the insertion point
-	deeper    bool           // depth went above d0 after the insertion point
-	exclusive bool           // the suffix closes the block itself: cut before the closing brace
+	depth     lang.Chunker // brace depth over complete lines, fed from the document's start
+	d0        int          // depth at the insertion point
+	deeper    bool         // depth went above d0 after the insertion point
+	exclusive bool         // the suffix closes the block itself: cut before the closing brace
 	// suffixPads: the suffix starts with blanks (its own indentation of the brace that closes
 	// the block, when the insertion point is at a line's start), so blanks before the generated
 	// closing brace are not kept: they would indent the suffix's brace twice.
@@ -553,7 +562,7 @@ func newCutter(s *search, base string) *cutter {
 	if !c.closeOn {
 		return c
 	}
-	c.depth = chunk.New(s.chunkOpts)
+	c.depth = s.syntax.NewChunker("")
 	c.depth.Write(s.req.Prefix)
 	c.d0 = s.prefixDepth
 	c.exclusive = s.suffixCloses

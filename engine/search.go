@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/hydra-lsp/hydra/checkers"
-	"github.com/hydra-lsp/hydra/checkers/chunk"
+	"github.com/hydra-lsp/hydra/checkers/lang"
 	"github.com/hydra-lsp/hydra/engine/model"
 )
 
@@ -65,9 +65,10 @@ type search struct {
 	prompt string // Request.Prompt, or Prefix when empty
 
 	sessOpts     checkers.SessionOptions
-	chunkOpts    chunk.Options
-	prefixDepth  int  // brace depth at the insertion point
-	suffixCloses bool // the suffix closes blocks open at the insertion point
+	lang         *lang.Language // the language seam: the request's language, by its file name
+	syntax       lang.Syntax    // how the request's file is lexed
+	prefixDepth  int            // brace depth at the insertion point
+	suffixCloses bool           // the suffix closes blocks open at the insertion point
 
 	ctx   context.Context // the search's context (with the deadline)
 	start time.Time
@@ -123,9 +124,10 @@ func newSearch(ck checkers.Checker, gen model.Generator, req Request) *search {
 		s.prompt = req.Prefix
 	}
 	s.sessOpts = checkers.SessionOptions{Flags: req.Flags, Filename: req.Filename, Root: req.Root}
-	s.chunkOpts = chunk.OptionsForFlags(req.Flags, req.Filename)
-	s.prefixDepth = chunk.BraceDepth(req.Prefix, s.chunkOpts)
-	s.suffixCloses = req.Suffix != "" && chunk.BraceDepth(req.Suffix, s.chunkOpts) < 0
+	s.lang = lang.ForFile(req.Filename)
+	s.syntax = s.lang.Syntax(req.Flags, req.Filename)
+	s.prefixDepth = s.syntax.BraceDepth(req.Prefix)
+	s.suffixCloses = req.Suffix != "" && s.syntax.BraceDepth(req.Suffix) < 0
 	s.t = newTree(req.Prefix, s.budget.MaxCheckpoints)
 	return s
 }
@@ -249,9 +251,9 @@ func (s *search) spawn(a Spawn) bool {
 		params.Logprobs, _ = w.WantsLogprobs()
 	}
 	r := &rollout{id: len(s.rollouts), start: from, head: from, feedback: a.Feedback, params: params, spawned: time.Since(s.t.start),
-		live: true, pending: map[int]checkers.Checkpoint{}, genEnd: -1, notify: make(chan struct{}, 1)}
+		live: true, pending: map[int]checkers.Checkpoint{}, genEnd: -1, notify: make(chan struct{}, 1), depths: map[int]int{}}
 	r.wantStartCkpt = from.Checkpoint == nil
-	r.prompt = spawnPrompt(s.prompt, s.req.Prefix, from.Text, a.Feedback)
+	r.prompt = spawnPrompt(s.lang.LineComment, s.prompt, s.req.Prefix, from.Text, a.Feedback)
 	r.text.WriteString(from.Text)
 	r.ctx, r.cancel = context.WithCancel(s.ctx)
 	if s.mode != Unchecked {
@@ -501,7 +503,7 @@ func (s *search) progress(r *rollout, ev checkers.Event) {
 	}
 	text := r.textUpTo(ev.Off)
 	n := s.t.add(r.head, &Node{Kind: NodeProgress, Off: ev.Off, Line: lineOf(text, ev.Off), Cat: ev.Cat,
-		Rollout: r.id, Text: text})
+		Depth: s.depthAt(r, text), Rollout: r.id, Text: text})
 	r.head = n
 	if cp, ok := r.pending[ev.Off]; ok {
 		delete(r.pending, ev.Off)
@@ -511,6 +513,19 @@ func (s *search) progress(r *rollout, ev checkers.Event) {
 	}
 	s.update(Update{Kind: "accepted", Attempt: r.id + 1, Accepted: s.generated(text)})
 	s.onNode(n, r)
+}
+
+// depthAt is the brace depth at the end of text, r's checked text up to a progress event: as
+// r's chunker recorded it for the chunk ending there, else (post-hoc mode submits no chunks of
+// its own) lexed by the language's Syntax.
+func (s *search) depthAt(r *rollout, text string) int {
+	r.mu.Lock()
+	d, ok := r.depths[len(text)]
+	r.mu.Unlock()
+	if ok {
+		return d
+	}
+	return s.syntax.BraceDepth(text)
 }
 
 // checkedGenerated records Stats.TimeToFirstCheck at the checker's first verdict (progress or

@@ -98,9 +98,12 @@ type clangdProxy struct {
 	mu     sync.Mutex
 	proc   *clangdProc    // the live clangd, nil while down
 	opened map[string]int // document URI → the version clangd has
-	nextID uint64         // ids of Hydra's requests to clangd
-	closed bool
-	told   bool // the user was told that clangd stopped
+	// foreign are the open documents of another language than C/C++ (checkers/lang:
+	// TypeScript): clangd never sees them (notify, forward.go).
+	foreign map[string]bool
+	nextID  uint64 // ids of Hydra's requests to clangd
+	closed  bool
+	told    bool // the user was told that clangd stopped
 	// reverse maps the id of a clangd→client request to the id it has towards the client.
 	reverse map[jsonrpc2.ID]jsonrpc2.ID
 	nextRev uint64
@@ -127,7 +130,7 @@ func (s *Server) startClangd(ctx context.Context, raw json.RawMessage, p Initial
 		return own
 	}
 	px := &clangdProxy{s: s, path: path, args: clangdArgs(cfg.ClangdArgs), initParams: initParams,
-		ready: make(chan struct{}), done: make(chan struct{}), opened: map[string]int{},
+		ready: make(chan struct{}), done: make(chan struct{}), opened: map[string]int{}, foreign: map[string]bool{},
 		reverse: map[jsonrpc2.ID]jsonrpc2.ID{}, diags: diagMerger{hydra: map[string][]Diagnostic{}, clangd: map[string][]json.RawMessage{}}}
 	proc, res, err := px.launch(ctx)
 	if err != nil {
@@ -345,6 +348,10 @@ func (px *clangdProxy) goLive(proc *clangdProc) bool {
 	px.s.mu.Lock()
 	var opens []DidOpenTextDocumentParams
 	for _, d := range px.s.docs {
+		if foreignLanguage(d.lang, d.uri) {
+			px.foreign[d.uri] = true
+			continue
+		}
 		opens = append(opens, DidOpenTextDocumentParams{TextDocument: TextDocumentItem{
 			URI: d.uri, LanguageID: d.lang, Version: d.version, Text: d.text}})
 	}

@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// codeAction offers "Generate with repair" in C and C++ documents, at the cursor or for the
+// codeAction offers "Generate with repair" in the documents of a language Hydra has a checker
+// for (C and C++, TypeScript: checkers/lang), at the cursor or for the
 // selection (which is then the instruction; the code goes after it): as a source action
 // (KindGenerate), and as a refactoring (KindRewrite) where offerRewrite says so.
 func (s *Server) codeAction(_ context.Context, params json.RawMessage) (any, error) {
@@ -16,7 +17,7 @@ func (s *Server) codeAction(_ context.Context, params json.RawMessage) (any, err
 	}
 	s.mu.Lock()
 	d := s.docs[p.TextDocument.URI]
-	ok := d != nil && d.isCFamily()
+	ok := d != nil && s.checkerFor(d.language()) != nil
 	var line string
 	if ok {
 		line = lineAt(d.text, p.Range.Start.Line)

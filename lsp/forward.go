@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/hydra-lsp/hydra/checkers/lang"
 )
 
 // The forwarding between the client and clangd (clangd.go starts it):
@@ -21,6 +23,9 @@ import (
 //   - clangd → client: notifications pass through, publishDiagnostics merged with Hydra's;
 //     requests (workDoneProgress/create, applyEdit, configuration, registerCapability, …) go to
 //     the client under string ids "clangd-N", clangd's $/cancelRequest mapped to them.
+//   - a document of another language than C/C++ (TypeScript, checkers/lang) is not clangd's:
+//     its text sync is not forwarded, a request on it that Hydra does not handle is answered
+//     null, and its code actions are Hydra's alone.
 
 // requestHandler returns the handler of a client request: Hydra's own, joined with clangd's,
 // or forwarded to clangd.
@@ -48,6 +53,9 @@ func (s *Server) requestHandler(method string) (requestHandler, bool) {
 		}, true
 	case "textDocument/codeAction":
 		return func(ctx context.Context, params json.RawMessage) (any, error) {
+			if px.isForeign(params) {
+				return h(ctx, params)
+			}
 			return px.codeAction(ctx, h, params)
 		}, true
 	case "workspace/executeCommand":
@@ -66,8 +74,29 @@ func (s *Server) requestHandler(method string) (requestHandler, bool) {
 		return h, true
 	}
 	return func(ctx context.Context, params json.RawMessage) (any, error) {
+		if px.isForeign(params) {
+			return nil, nil
+		}
 		return px.call(ctx, method, params)
 	}, true
+}
+
+// foreignLanguage says whether a document (its languageId, or without one its extension, as
+// languageOf takes them) is of another language than C/C++ that Hydra serves: not clangd's.
+func foreignLanguage(languageID, uri string) bool {
+	l := lang.ForLanguageID(languageOf(languageID, uriPath(uri)))
+	return l != nil && l != lang.C
+}
+
+// isForeign says whether a request's params name a document clangd does not see (foreign).
+func (px *clangdProxy) isForeign(params json.RawMessage) bool {
+	var d syncDoc
+	if json.Unmarshal(params, &d) != nil || d.TextDocument.URI == "" {
+		return false
+	}
+	px.mu.Lock()
+	defer px.mu.Unlock()
+	return px.foreign[d.TextDocument.URI]
 }
 
 // clangdProxy returns the clangd front, or nil when clangd is off.
@@ -112,8 +141,9 @@ func (px *clangdProxy) call(ctx context.Context, method string, params json.RawM
 // syncDoc is the part of a text sync notification that decides whether clangd needs it.
 type syncDoc struct {
 	TextDocument struct {
-		URI     string `json:"uri"`
-		Version int    `json:"version"`
+		URI        string `json:"uri"`
+		Version    int    `json:"version"`
+		LanguageID string `json:"languageId"`
 	} `json:"textDocument"`
 }
 
@@ -123,15 +153,28 @@ type syncDoc struct {
 func (px *clangdProxy) notify(method string, params json.RawMessage) {
 	px.mu.Lock()
 	defer px.mu.Unlock()
+	var d syncDoc
+	switch method {
+	case "textDocument/didOpen", "textDocument/didChange", "textDocument/didClose":
+		if err := json.Unmarshal(params, &d); err != nil {
+			return // Hydra's handler has logged it
+		}
+		uri := d.TextDocument.URI
+		if method == "textDocument/didOpen" {
+			px.foreign[uri] = foreignLanguage(d.TextDocument.LanguageID, uri)
+		}
+		if px.foreign[uri] {
+			if method == "textDocument/didClose" {
+				delete(px.foreign, uri)
+			}
+			return
+		}
+	}
 	if px.proc == nil {
 		return
 	}
 	switch method {
 	case "textDocument/didOpen", "textDocument/didChange", "textDocument/didClose":
-		var d syncDoc
-		if err := json.Unmarshal(params, &d); err != nil {
-			return // Hydra's handler has logged it
-		}
 		uri, v := d.TextDocument.URI, d.TextDocument.Version
 		have, open := px.opened[uri]
 		switch {

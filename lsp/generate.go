@@ -12,8 +12,8 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/hydra-lsp/hydra/checkers"
-	"github.com/hydra-lsp/hydra/checkers/chunk"
 	"github.com/hydra-lsp/hydra/checkers/clang/compiledb"
+	"github.com/hydra-lsp/hydra/checkers/lang"
 	"github.com/hydra-lsp/hydra/engine"
 	"github.com/hydra-lsp/hydra/engine/model"
 )
@@ -264,6 +264,7 @@ func promptFor(prefix string) string {
 type searchSetup struct {
 	req       engine.Request
 	gen       model.Generator
+	ck        checkers.Checker // the checker of the document's language
 	place     placement
 	warm      bool
 	version   int
@@ -282,14 +283,19 @@ func (s *Server) prepare(ctx context.Context, t target) (*searchSetup, error) {
 		s.mu.Unlock()
 		return nil, fmt.Errorf("document %s is not open", t.URI)
 	}
-	if !d.isCFamily() {
+	language := d.language()
+	if language == nil {
 		s.mu.Unlock()
-		return nil, fmt.Errorf("document %s is %s, not C or C++", t.URI, d.lang)
+		return nil, fmt.Errorf("document %s is %s, not C, C++ or TypeScript", t.URI, d.lang)
 	}
 	text, version, enc := d.text, d.version, s.enc
 	versioned := s.caps.Workspace.WorkspaceEdit.DocumentChanges
-	path, lang := d.path, d.lang
+	path, languageID := d.path, d.lang
 	s.mu.Unlock()
+	ck := s.checkerFor(language)
+	if ck == nil {
+		return nil, fmt.Errorf("document %s: no %s checker in this server (hydra lsp's log says why)", t.URI, language.Name)
+	}
 
 	pos := t.Position
 	if t.Range != nil {
@@ -299,19 +305,19 @@ func (s *Server) prepare(ctx context.Context, t target) (*searchSetup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("position in %s: %w", t.URI, err)
 	}
-	opts := s.sessionOptions(path, lang)
-	chunkOpts := chunk.OptionsForFlags(opts.Flags, opts.Filename)
+	opts := s.sessionOptions(path, languageID)
+	syn := language.Syntax(opts.Flags, opts.Filename)
 	var pl placement
 	if t.AtCursor {
 		pl = placeAtCursor(text, off)
 	} else {
-		pl = placeGenerate(text, off, t.Range != nil, chunkOpts)
+		pl = placeGenerate(text, off, t.Range != nil, syn)
 	}
 
 	if cfg.ModelURL == "" {
 		return nil, errors.New("no model server configured: set hydra.modelUrl (or HYDRA_MODEL_URL)")
 	}
-	if s.opts.NewGenerator == nil || s.opts.Search == nil || s.opts.Checker == nil {
+	if s.opts.NewGenerator == nil || s.opts.Search == nil {
 		return nil, errors.New("server built without an engine")
 	}
 	gen, err := s.opts.NewGenerator(cfg)
@@ -342,27 +348,35 @@ func (s *Server) prepare(ctx context.Context, t target) (*searchSetup, error) {
 		// End when the construct at the insertion point closes: always when code follows,
 		// and inside an open body even at the end of the document (a signature on the last
 		// line with no `}` anywhere must not run on into more functions).
-		StopAtClose: strings.TrimSpace(suffix) != "" || chunk.BraceDepth(prefix, chunkOpts) > 0,
+		StopAtClose: strings.TrimSpace(suffix) != "" || syn.BraceDepth(prefix) > 0,
 	}
 	warm := false
-	if s.warm != nil {
+	if s.warm != nil && language == lang.C {
 		warm = s.warm.ready(opts, prefix)
 	}
-	return &searchSetup{req: req, gen: gen, place: pl, warm: warm,
+	return &searchSetup{req: req, gen: gen, ck: ck, place: pl, warm: warm,
 		version: version, enc: enc, versioned: versioned}, nil
 }
 
 // sessionOptions is how a document is checked: its path (or an untitled name) and its compile
-// flags, the configured clangFlags last.
-func (s *Server) sessionOptions(path, lang string) checkers.SessionOptions {
+// flags, the configured clangFlags last. A language whose checker takes no flags (TypeScript:
+// its project's tsconfig.json is the compiler's business) gets none.
+func (s *Server) sessionOptions(path, languageID string) checkers.SessionOptions {
+	if l := lang.ForLanguageID(languageID); l != nil && !l.UsesFlags {
+		filename := path
+		if filename == "" {
+			filename = l.UntitledName(languageID)
+		}
+		return checkers.SessionOptions{Filename: filename, Root: s.rootFor(path)}
+	}
 	filename := path
 	if filename == "" {
 		filename = "untitled.cpp"
-		if lang == "c" {
+		if languageID == "c" {
 			filename = "untitled.c"
 		}
 	}
-	fs := s.flags.forFile(path, lang)
+	fs := s.flags.forFile(path, languageID)
 	// The clangFlags setting may come from a workspace's settings file (.vscode/settings.json):
 	// it is sanitized like a database.
 	extra, dropped := compiledb.Sanitize(s.cfg.get().ClangFlags, "", "")
@@ -373,12 +387,27 @@ func (s *Server) sessionOptions(path, lang string) checkers.SessionOptions {
 	return checkers.SessionOptions{Flags: flags, Filename: filename, Root: s.rootFor(path)}
 }
 
-// checker is the checker searches run on: the warm cache's wrapper when warm start is on.
+// checker is the checker C/C++ searches run on: the warm cache's wrapper when warm start is on.
 func (s *Server) checker() checkers.Checker {
 	if s.warm != nil {
 		return s.warm.wrap()
 	}
 	return s.opts.Checker
+}
+
+// checkerFor is the checker of a language (checkers/lang): checker() for C/C++, Options.Checkers'
+// for the others; nil when the server has none for it (or l is nil).
+func (s *Server) checkerFor(l *lang.Language) checkers.Checker {
+	switch {
+	case l == nil:
+		return nil
+	case l == lang.C:
+		if s.opts.Checker == nil {
+			return nil
+		}
+		return s.checker()
+	}
+	return s.opts.Checkers[l]
 }
 
 // generate runs "Generate with repair" at t until it ends and returns its summary. ctx is the
@@ -443,7 +472,7 @@ func (s *Server) generate(ctx context.Context, t target, token json.RawMessage) 
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		res, err := s.opts.Search(gctx, s.checker(), setup.gen, req)
+		res, err := s.opts.Search(gctx, setup.ck, setup.gen, req)
 		g.mu.Lock()
 		if err == nil && res != nil && res.OK {
 			g.target = g.withLead(g.place.padded(res.Text))
@@ -727,18 +756,19 @@ func (g *generation) userEditedLocked(s *Server) bool {
 func (s *Server) recheck(g *generation, sum *Summary, res *engine.Result, text string) {
 	s.mu.Lock()
 	d := s.docs[g.uri]
-	var path, lang string
+	var path, languageID string
+	var ck checkers.Checker
 	if d != nil {
-		path, lang = d.path, d.lang
+		path, languageID, ck = d.path, d.lang, s.checkerFor(d.language())
 	}
 	s.mu.Unlock()
-	if d == nil {
+	if d == nil || ck == nil {
 		return
 	}
-	opts := s.sessionOptions(path, lang)
+	opts := s.sessionOptions(path, languageID)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	errs, err := engine.CheckText(ctx, s.checker(), opts, text)
+	errs, err := engine.CheckText(ctx, ck, opts, text)
 	sum.Rechecked = true
 	if err != nil {
 		sum.Message += fmt.Sprintf("; your edits during generation could not be checked again: %v", err)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hydra-lsp/hydra/checkers/chunk"
+	"github.com/hydra-lsp/hydra/checkers/lang"
 )
 
 // editHarness drives a generation's edit tracking the way the server does, with the test
@@ -201,7 +201,7 @@ func TestPlaceGenerate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := placeGenerate(tt.text, tt.at, tt.rangeEnd, chunk.Options{})
+			p := placeGenerate(tt.text, tt.at, tt.rangeEnd, lang.C.Syntax(nil, ""))
 			if p.off != tt.wantOff || p.lead != tt.wantLead || p.orig != tt.wantOrig || p.pad != tt.wantPad {
 				t.Fatalf("placeGenerate = %+v, want off %d lead %q orig %q pad %v", p, tt.wantOff, tt.wantLead, tt.wantOrig, tt.wantPad)
 			}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/hydra-lsp/hydra/checkers/chunk"
 	"github.com/hydra-lsp/hydra/engine"
 )
 
@@ -60,7 +59,7 @@ func (s *Server) inlineCompletion(ctx context.Context, params json.RawMessage) (
 		s.mu.Unlock()
 		return nil, invalidParams("textDocument/inlineCompletion", errors.New(uri+" is not open"))
 	}
-	text, lang := d.text, d.lang
+	text, languageID, language := d.text, d.lang, d.language()
 	s.nextGen++
 	id := s.nextGen
 	if d.inline == nil {
@@ -77,16 +76,16 @@ func (s *Server) inlineCompletion(ctx context.Context, params json.RawMessage) (
 	}()
 
 	cursorOff, cursorErr := offsetAt(text, p.Position, s.enc)
-	if cursorErr == nil && d.isCFamily() {
-		opts := chunk.Options{}
-		if lang == "c" {
-			opts = chunk.OptionsForFlags([]string{"-xc"}, "")
+	if cursorErr == nil && language != nil {
+		var flags []string
+		if languageID == "c" {
+			flags = []string{"-xc"}
 		}
 		probe := text[:cursorOff]
 		if endOfCodeLine(text, cursorOff) {
 			probe += "\n" // the completion starts a new line: a line comment there has ended
 		}
-		if chunk.InCommentOrLiteral(probe, opts) {
+		if language.Syntax(flags, "").InCommentOrLiteral(probe) {
 			return empty, nil
 		}
 	}
@@ -147,7 +146,7 @@ func (s *Server) inlineCompletion(ctx context.Context, params json.RawMessage) (
 			}
 		}
 	}
-	res, err := s.opts.Search(ctx, s.checker(), setup.gen, req)
+	res, err := s.opts.Search(ctx, setup.ck, setup.gen, req)
 	if ctx.Err() != nil {
 		prog.end("cancelled")
 		return nil, inlineCancelled(ctx)

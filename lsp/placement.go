@@ -3,7 +3,7 @@ package lsp
 import (
 	"strings"
 
-	"github.com/hydra-lsp/hydra/checkers/chunk"
+	"github.com/hydra-lsp/hydra/checkers/lang"
 )
 
 // This file is the one rule for where hydra.generate puts generated code, the same for every
@@ -46,7 +46,8 @@ func lineBounds(text string, off int) (int, int) {
 
 // placeGenerate applies the rule for hydra.generate at byte offset off. rangeEnd says off is
 // the end of a selection: a selection that ends at the start of a line ends on the line before.
-func placeGenerate(text string, off int, rangeEnd bool, opts chunk.Options) placement {
+// syn is the document's language's lexical structure (checkers/lang).
+func placeGenerate(text string, off int, rangeEnd bool, syn lang.Syntax) placement {
 	if rangeEnd && off > 0 && text[off-1] == '\n' {
 		off--
 	}
@@ -66,7 +67,7 @@ func placeGenerate(text string, off int, rangeEnd bool, opts chunk.Options) plac
 		p.off, p.lead = lineEnd, "\n" // the last line has no line break
 	}
 	// Inside a block comment (a line of a /* … */ instruction), the code goes after the comment.
-	for p.lead == "" && p.off < len(text) && chunk.InCommentOrLiteral(text[:p.off], opts) {
+	for p.lead == "" && p.off < len(text) && syn.InCommentOrLiteral(text[:p.off]) {
 		_, le := lineBounds(text, p.off)
 		if le == len(text) {
 			p.off, p.lead = le, "\n"
@@ -92,7 +93,7 @@ func placeGenerate(text string, off int, rangeEnd bool, opts chunk.Options) plac
 	if end > p.off && end < len(text) && p.closeFollows {
 		p.orig = text[p.off:end]
 	}
-	depth := chunk.BraceDepth(text[:p.off], opts)
+	depth := syn.BraceDepth(text[:p.off])
 	if depth == 0 {
 		prevEnd := p.off // the line just before the insertion point ends here
 		if p.lead == "" && prevEnd > 0 {

@@ -27,6 +27,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/hydra-lsp/hydra/checkers"
+	"github.com/hydra-lsp/hydra/checkers/lang"
 	"github.com/hydra-lsp/hydra/engine"
 	"github.com/hydra-lsp/hydra/engine/model"
 )
@@ -48,6 +49,10 @@ type Options struct {
 	// Checker runs every checker session of the server. The server owns it: it is closed
 	// (ending all checker processes) when Serve returns.
 	Checker checkers.Checker
+	// Checkers are the checkers of the languages other than C/C++ (checkers/lang), by
+	// language: documents of a language with none get no "Generate with repair". The server
+	// owns them as it owns Checker.
+	Checkers map[*lang.Language]checkers.Checker
 	// Search runs a search (engine.Search).
 	Search SearchFunc
 	// NewGenerator makes the model client for a configuration (model.NewClient).
@@ -201,6 +206,11 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	if s.opts.Checker != nil {
 		if cerr := s.opts.Checker.Close(); cerr != nil {
 			s.logf("close checker: %v", cerr)
+		}
+	}
+	for l, ck := range s.opts.Checkers {
+		if cerr := ck.Close(); cerr != nil {
+			s.logf("close %s checker: %v", l.Name, cerr)
 		}
 	}
 	return err

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+
+	"github.com/hydra-lsp/hydra/checkers/lang"
 )
 
 // document is an open text document as the client last described it.
@@ -25,8 +27,20 @@ type document struct {
 	inline map[int]context.CancelCauseFunc
 }
 
-// isCFamily says whether "Generate with repair" applies to the document.
+// isCFamily says whether the document is C or C++ (its compile flags, its preamble's warm start).
 func (d *document) isCFamily() bool { return d.lang == "c" || d.lang == "cpp" }
+
+// language is the document's language in the language seam (checkers/lang): C/C++ for "c" and
+// "cpp", the language that serves its languageId otherwise, nil where Hydra does not generate.
+func (d *document) language() *lang.Language {
+	if d.isCFamily() {
+		return lang.C
+	}
+	if l := lang.ForLanguageID(d.lang); l != nil && l != lang.C {
+		return l
+	}
+	return nil
+}
 
 // languageOf normalises a languageId, falling back on the file extension.
 func languageOf(languageID, path string) string {
@@ -44,6 +58,10 @@ func languageOf(languageID, path string) string {
 		return "c"
 	case ".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h", ".ipp", ".tpp":
 		return "cpp"
+	case ".ts", ".mts", ".cts":
+		return "typescript"
+	case ".tsx":
+		return "typescriptreact"
 	}
 	return languageID
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/hydra-lsp/hydra/checkers"
-	"github.com/hydra-lsp/hydra/checkers/chunk"
+	"github.com/hydra-lsp/hydra/checkers/lang"
 )
 
 // Warm start (clangd's cached preamble, as a dormant checker checkpoint). Parsing a preamble
@@ -93,13 +93,13 @@ func newWarmCache(c checkers.Checker, budget int64, logf func(string, ...any)) *
 	return w
 }
 
-// preambleOf returns the preamble of text (chunk.PreambleEnd: the leading block of preprocessor
-// lines, with the comments among them) when it includes a header, "" otherwise (a few #defines
-// are not worth a checkpoint). An unfinished last line is never part of it: it is still being
-// typed.
-func preambleOf(text string, opts chunk.Options) string {
+// preambleOf returns the preamble of text (the language's Syntax.PreambleEnd, for C/C++ the
+// leading block of preprocessor lines, with the comments among them) when it includes a header,
+// "" otherwise (a few #defines are not worth a checkpoint). An unfinished last line is never
+// part of it: it is still being typed.
+func preambleOf(text string, syn lang.Syntax) string {
 	text = text[:strings.LastIndexByte(text, '\n')+1]
-	pre := text[:chunk.PreambleEnd(text, opts)]
+	pre := text[:syn.PreambleEnd(text)]
 	if !includeRE.MatchString(pre) {
 		return ""
 	}
@@ -134,7 +134,7 @@ func (w *warmCache) schedule(uri string, describe func() (checkers.SessionOption
 		opts, text, ok := describe()
 		pre := ""
 		if ok {
-			pre = preambleOf(text, chunk.OptionsForFlags(opts.Flags, opts.Filename))
+			pre = preambleOf(text, lang.C.Syntax(opts.Flags, opts.Filename)) // C/C++ documents only (scheduleWarm)
 		}
 		w.mu.Lock()
 		defer w.mu.Unlock()

@@ -3,7 +3,7 @@ package lsp
 import (
 	"testing"
 
-	"github.com/hydra-lsp/hydra/checkers/chunk"
+	"github.com/hydra-lsp/hydra/checkers/lang"
 )
 
 func TestPreambleOf(t *testing.T) {
@@ -22,7 +22,7 @@ func TestPreambleOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := preambleOf(tt.text, chunk.Options{}); got != tt.want {
+			if got := preambleOf(tt.text, lang.C.Syntax(nil, "")); got != tt.want {
 				t.Fatalf("preambleOf = %q, want %q", got, tt.want)
 			}
 		})

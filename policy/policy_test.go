@@ -225,9 +225,9 @@ func TestLocalFirstEscalatesThroughDeclarations(t *testing.T) {
 }
 
 // inBody is a program whose error (line 15) lies inside the function that starts at line 3,
-// labelled the way the engine labels a rollout that starts inside that function: its chunker
-// counts braces from the rollout's start, so every statement of the body ends at relative
-// depth 0 and gets the category decl.
+// with every statement of the body labelled decl (as a chunker that counted braces from a
+// rollout's start inside the function would label them): only the nodes' Depth, the engine's
+// measure from the start of the text, tells they are inside it.
 func inBody(retries []int) (*tree, *engine.Node) {
 	src := []string{"int x = 0;", "int y = 1;", "int f(int n) {"}
 	for len(src) < 20 {

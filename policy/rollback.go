@@ -1,8 +1,6 @@
 package policy
 
 import (
-	"github.com/hydra-lsp/hydra/checkers"
-	"github.com/hydra-lsp/hydra/checkers/chunk"
 	"github.com/hydra-lsp/hydra/engine"
 	"github.com/hydra-lsp/hydra/internal/textops"
 )
@@ -26,47 +24,12 @@ func localFirstChoice(s *engine.State, e *engine.Node, cands []*engine.Node, thr
 		return latestAtOrBefore(cands, e.Off)
 	}
 	ref := ep.minFailed(e.Off)
-	decl := declStarts(e, cands)
 	for i := len(cands) - 1; i >= 0; i-- {
-		if c := cands[i]; c.Off < ref && decl[i] {
+		if c := cands[i]; c.Off < ref && c.EndsDecl() {
 			return c
 		}
 	}
 	return cands[0]
-}
-
-// declStarts reports, for each of e's candidates cands, whether it begins a top-level
-// declaration: the root, or a candidate after a chunk that ended a declaration or the preamble
-// (category decl or preamble) where the brace depth of the text before it, counted from the
-// start of the checked text, is 0.
-//
-// The depth is measured here rather than trusted from the category: the engine's chunker
-// counts braces from where each rollout starts, so when the prompt ends inside a function (every
-// HumanEval-X task) or a rollout resumes inside one, every statement of that body ends at
-// relative depth 0 and is labelled decl. Taken at face value, that makes each statement look
-// like the start of a declaration (local-first then escalates one statement at a time, and
-// TokPol's enclosing declaration shrinks to the last statement). The category alone never
-// misses a real declaration end (the true depth is never below the relative one), so
-// requiring both is exact.
-func declStarts(e *engine.Node, cands []*engine.Node) []bool {
-	out := make([]bool, len(cands))
-	ch := chunk.New(chunk.Options{})
-	fed := 0
-	for i, c := range cands {
-		if c.Kind == engine.NodeRoot {
-			out[i] = true
-			continue
-		}
-		if c.Cat != checkers.BoundaryDecl && c.Cat != checkers.BoundaryPreamble {
-			continue
-		}
-		if end := min(c.Off, len(e.Text)); end > fed {
-			ch.Write(e.Text[fed:end])
-			fed = end
-		}
-		out[i] = ch.Depth() <= 0
-	}
-	return out
 }
 
 // Fixed is fixed-distance rollback: repair from Lines lines before the error line; when the

@@ -129,7 +129,7 @@ func (p *TokPol) finished(n *engine.Node, s *engine.State) (Episode, bool) {
 	if len(cands) == 0 {
 		return Episode{}, false
 	}
-	return Episode{Err: ep.target.Off, Failed: ep.failed, Success: r.Start.Off, Scope: scopeOf(ep.target, cands),
+	return Episode{Err: ep.target.Off, Failed: ep.failed, Success: r.Start.Off, Scope: scopeOf(cands),
 		Changed: min(textops.CommonPrefix(ep.target.Text, n.Text), ep.target.Off), Cands: offsets(cands)}, true
 }
 
@@ -152,7 +152,7 @@ func (p *TokPol) unfinished(n *engine.Node, s *engine.State) (Episode, bool) {
 	if len(ep.failed) == 0 || len(cands) == 0 {
 		return Episode{}, false
 	}
-	return Episode{Err: n.Off, Failed: ep.failed, Scope: scopeOf(n, cands), Unfinished: true, Cands: offsets(cands)}, true
+	return Episode{Err: n.Off, Failed: ep.failed, Scope: scopeOf(cands), Unfinished: true, Cands: offsets(cands)}, true
 }
 
 // offsets are the offsets of nodes, in order.
@@ -165,11 +165,11 @@ func offsets(nodes []*engine.Node) []int {
 }
 
 // scopeOf is the offset where the top-level declaration enclosing error e starts (a candidate).
-func scopeOf(e *engine.Node, cands []*engine.Node) int {
+func scopeOf(cands []*engine.Node) int {
 	scope := cands[0].Off
-	for i, d := range declStarts(e, cands) {
-		if d {
-			scope = cands[i].Off
+	for _, c := range cands {
+		if c.EndsDecl() {
+			scope = c.Off
 		}
 	}
 	return scope
@@ -194,7 +194,7 @@ func (p *TokPol) Belief(s *engine.State, e *engine.Node, cands []*engine.Node) B
 		offs[i] = c.Off
 	}
 	pr, q := p.params(s)
-	prior := PriorMass(pr, offs, e.Off, scopeOf(e, cands))
+	prior := PriorMass(pr, offs, e.Off, scopeOf(cands))
 	post := Posterior(append([]float64(nil), prior...), offs, ep.failed, q)
 	bpt := bytesPerToken(s.Current(), p.opts.BytesPerToken)
 	past := max(p.opts.PastTokens, meanOvershoot(s))

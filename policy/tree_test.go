@@ -88,7 +88,11 @@ func (t *tree) progress(from *engine.Node, id, toLine int) *engine.Node {
 		if t.declAfter[l-1] {
 			cat = "decl"
 		}
-		n = t.add(n, &engine.Node{Kind: engine.NodeProgress, Off: lineStart(l), Line: l, Cat: cat, Rollout: id})
+		// The engine measures the brace depth through the language seam; the test programs
+		// have braces only as code.
+		text := t.text[:lineStart(l)]
+		depth := strings.Count(text, "{") - strings.Count(text, "}")
+		n = t.add(n, &engine.Node{Kind: engine.NodeProgress, Off: lineStart(l), Line: l, Cat: cat, Depth: depth, Rollout: id})
 	}
 	return n
 }

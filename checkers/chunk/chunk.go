@@ -32,6 +32,9 @@ type Chunk struct {
 	// Unclean is set only on a chunk emitted by Flush whose end is not a clean cut (an
 	// unterminated comment, an open #if, …); the checker will diagnose it.
 	Unclean bool
+	// Depth is the brace depth at the chunk's end, as Chunker.Depth counts it (from the start
+	// of the prefix a Chunker made by NewAfter continues).
+	Depth int
 }
 
 // End returns the offset just past the chunk.
@@ -252,7 +255,7 @@ func (c *Chunker) emit(rc rawChunk, preambleEnd bool) {
 }
 
 func (c *Chunker) emitCat(rc rawChunk, cat string, preambleEnd bool) {
-	c.out = append(c.out, Chunk{Text: rc.text, Off: rc.off, Cat: cat, PreambleEnd: preambleEnd, Unclean: rc.unclean})
+	c.out = append(c.out, Chunk{Text: rc.text, Off: rc.off, Cat: cat, PreambleEnd: preambleEnd, Unclean: rc.unclean, Depth: rc.depth})
 }
 
 // category classifies the boundary a chunk ends on.

@@ -228,8 +228,9 @@ func (s *Session) report(st *runState, text string, f finding) bool {
 		Diag: f.msg, Meta: map[string]any{"code": f.code}})
 }
 
-// step checks text (at the end of input when final), reports its first real error and says
-// whether the session goes on (false: it crashed, ended on a fatal error or was closed).
+// step checks text (at the end of input when final), reports its first real error (at the end
+// of input: every error, as tsc reports them, each once) and says whether the session goes on
+// (false: it crashed, ended on a fatal error or was closed).
 func (s *Session) step(st *runState, text string, final bool) (judgement, bool) {
 	res, err := s.srv.check(s.opts.Filename, text)
 	if err != nil {
@@ -239,9 +240,24 @@ func (s *Session) step(st *runState, text string, final bool) (judgement, bool) 
 	if st.fatal(s, res, text) {
 		return judgement{}, false
 	}
-	j := judge(text, place(text, res.syntactic, true), place(text, res.semantic, false), st.unitStart, final)
+	syn, sem := place(text, res.syntactic, true), place(text, res.semantic, false)
+	j := judge(text, syn, sem, st.unitStart, final)
 	if j.real != nil && !s.report(st, text, *j.real) {
 		return j, false
+	}
+	if final {
+		// tsc reports every syntax error, or when there is none every semantic error: so do we
+		// (the errors that were in a document before generation are matched against these,
+		// engine/baseline.go). The first is reported above.
+		all := sem
+		if len(syn) > 0 {
+			all = syn
+		}
+		for _, f := range all {
+			if !s.report(st, text, f) {
+				return j, false
+			}
+		}
 	}
 	return j, true
 }

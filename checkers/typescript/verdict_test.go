@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -287,5 +288,31 @@ func TestLateErrorBeforeEarlierOne(t *testing.T) {
 	}
 	if first, ok := firstError(evs); ok || first.Line != 1 {
 		t.Fatalf("first error %+v ok=%v, want line 1", first, ok)
+	}
+}
+
+// TestEveryErrorAtTheEnd: at the end of input every error tsc reports is reported, each once:
+// the semantic ones when there is no syntax error (the first found while streaming, the others
+// after it), the syntax ones otherwise.
+func TestEveryErrorAtTheEnd(t *testing.T) {
+	ck := newChecker(t)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		text  string
+		lines []int
+	}{
+		{"function f(): number {\n}\nconst bad: string = 1;\nconst worse: number = \"two\";\nnever();\n", []int{1, 3, 4, 5}},
+		{"let a = (1;\nlet b = 2 +;\nconst s: string = 1;\n", []int{1, 2}},
+	} {
+		var lines []int
+		for _, ev := range checkText(t, ck, dir, "e.ts", c.text) {
+			if ev.Kind == checkers.KindError {
+				lines = append(lines, ev.Line)
+			}
+		}
+		slices.Sort(lines)
+		if !slices.Equal(lines, c.lines) {
+			t.Errorf("%q: errors at lines %v, want %v (tsc's)", c.text, lines, c.lines)
+		}
 	}
 }

@@ -9,16 +9,14 @@ import (
 	"strings"
 
 	"github.com/hydra-lsp/hydra/checkers"
+	"github.com/hydra-lsp/hydra/checkers/lang"
 	"github.com/hydra-lsp/hydra/checkers/typescript"
 )
 
-// typeScriptFile reports whether hydra check takes file as TypeScript (by its extension).
+// typeScriptFile reports whether hydra check takes file as TypeScript (by its extension, as the
+// language seam, checkers/lang, says).
 func typeScriptFile(file string) bool {
-	switch strings.ToLower(filepath.Ext(file)) {
-	case ".ts", ".mts", ".cts", ".tsx":
-		return true
-	}
-	return false
+	return lang.ForFile(file) == lang.TypeScript
 }
 
 // checkTypeScript runs one TypeScript file through the TypeScript checker, streamed line by

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hydra-lsp/hydra/checkers"
 	"github.com/hydra-lsp/hydra/checkers/clang"
+	"github.com/hydra-lsp/hydra/checkers/lang"
 	"github.com/hydra-lsp/hydra/engine"
 	"github.com/hydra-lsp/hydra/engine/model"
 	"github.com/hydra-lsp/hydra/policy"
@@ -23,7 +24,7 @@ import (
 
 func init() {
 	commands["generate"] = command{
-		summary: "continue a C/C++ prompt file with a model while Clang checks and repairs it",
+		summary: "continue a C/C++ or TypeScript prompt file with a model while its compiler checks and repairs it",
 		run:     runGenerate,
 	}
 }
@@ -83,7 +84,8 @@ func generate(args []string, stdout, stderr io.Writer) int {
 	project.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: hydra generate [--model-url URL] [--model NAME] [--policy NAME] [--json] [flags] [-- clang flags…] PROMPT_FILE")
-		fmt.Fprintln(stderr, "\nThe model continues PROMPT_FILE (the start of a C or C++ program) while Clang checks it;")
+		fmt.Fprintln(stderr, "\nThe model continues PROMPT_FILE (the start of a C or C++ program, or of a TypeScript one: .ts, .mts,")
+		fmt.Fprintln(stderr, ".cts, .tsx) while its compiler checks it (Clang; TypeScript's tsc under the project's tsconfig.json);")
 		fmt.Fprintln(stderr, "stdout is PROMPT_FILE's text followed by the accepted continuation (and the --suffix file's text);")
 		fmt.Fprintln(stderr, "nothing when no program was accepted (--best-attempt FILE keeps the best attempt).")
 		fmt.Fprintln(stderr, "Exit status: 0 accepted, 1 not accepted, 2 usage or infrastructure error.")
@@ -145,8 +147,16 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
 		return 2
 	}
-	if clangFlags, err = project.flags(file, clangFlags, stderr); err != nil {
-		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
+	language := lang.ForFile(file)
+	switch {
+	case language.UsesFlags:
+		if clangFlags, err = project.flags(file, clangFlags, stderr); err != nil {
+			fmt.Fprintf(stderr, "hydra generate: %v\n", err)
+			return 2
+		}
+	case len(clangFlags) > 0:
+		fmt.Fprintf(stderr, "hydra generate: %s: compiler flags after -- do not apply to %s (its project's configuration is its %s)\n",
+			file, language.Name, language.ProjectConfig)
 		return 2
 	}
 	abs, err := filepath.Abs(file)
@@ -159,7 +169,7 @@ func generate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
 		return 2
 	}
-	ck, err := clang.New(clang.Options{Timeout: clang.TimeoutFlag(*timeout), OnDroppedFlag: droppedFlagPrinter(stderr)})
+	ck, err := language.NewChecker(lang.CheckerOptions{Timeout: clang.TimeoutFlag(*timeout), OnDroppedFlag: droppedFlagPrinter(stderr)})
 	if err != nil {
 		fmt.Fprintf(stderr, "hydra generate: %v\n", err)
 		return 2

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hydra-lsp/hydra/checkers"
 	"github.com/hydra-lsp/hydra/checkers/clang"
+	"github.com/hydra-lsp/hydra/checkers/lang"
 	"github.com/hydra-lsp/hydra/engine"
 	"github.com/hydra-lsp/hydra/engine/model"
 	"github.com/hydra-lsp/hydra/lsp"
@@ -87,9 +88,25 @@ handle goes to clangd, and clangd's diagnostics come merged with Hydra's.
 		fmt.Fprintf(os.Stderr, "hydra lsp: clang checker: %v\n", err)
 		return 2
 	}
+	// The other languages' checkers (checkers/lang): one that cannot start (TypeScript's
+	// compiler not installed) leaves its documents without generation, and the log says why.
+	others := map[*lang.Language]checkers.Checker{}
+	var missing []string
+	for _, l := range lang.All() {
+		if l == lang.C {
+			continue
+		}
+		oc, err := l.NewChecker(lang.CheckerOptions{Stderr: logw})
+		if err != nil {
+			missing = append(missing, fmt.Sprintf("%s documents get no generation: %v", l.Name, err))
+			continue
+		}
+		others[l] = oc
+	}
 	srv = lsp.New(lsp.Options{
-		Version: buildVersion(),
-		Checker: ck,
+		Version:  buildVersion(),
+		Checker:  ck,
+		Checkers: others,
 		Search: func(ctx context.Context, c checkers.Checker, g model.Generator, req engine.Request) (*engine.Result, error) {
 			return engine.Search(ctx, c, g, req)
 		},
@@ -116,6 +133,9 @@ handle goes to clangd, and clangd's diagnostics come merged with Hydra's.
 		ApplyEditTimeout: *applyEditTimeout,
 		WarmBytes:        warmBytes,
 	})
+	for _, m := range missing {
+		srv.Logf("%s", m)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	err = srv.Serve(ctx, stdio{})

@@ -1,0 +1,318 @@
+package typescript
+
+import (
+	"strings"
+
+	"github.com/hydra-lsp/hydra/checkers/chunk"
+)
+
+// This file is how TypeScript text is cut for the checker and where generation stops (the
+// language seam, checkers/lang): a line-grain cutter. The checker re-checks the whole text at
+// every chunk and tells "unfinished" from "wrong" itself (judge in verdict.go), so any line end
+// will do, except one inside a block comment, a template literal (its text or a `${…}` in it) or
+// a string continued by a backslash, where a cut would end the text inside a token. The lexer
+// follows TypeScript's scanner (src/compiler/scanner.ts in microsoft/TypeScript) as far as
+// those need: strings, template literals with nested `${…}`, comments, and regular expression
+// literals told from division by the token before the '/'. JSX text (.tsx) is lexed as code.
+
+// lexMode is what the lexer is inside of.
+type lexMode int
+
+const (
+	modeCode lexMode = iota
+	modeLineComment
+	modeBlockComment
+	modeString   // a '…' or "…" literal (quote says which)
+	modeTemplate // the text of a template literal
+	modeRegex    // a regular expression literal
+)
+
+// closeAt is a '}' that closed a block, at byte pos of the line being lexed, and the brace
+// depth after it.
+type closeAt struct{ pos, depth int }
+
+// lexer is TypeScript's lexical state across lines.
+type lexer struct {
+	mode  lexMode
+	quote byte
+	// stack holds the open '{' contexts: true for a template literal's `${`, whose '}' goes
+	// back into the template's text and does not count in depth.
+	stack []bool
+	depth int
+	// prev is the class of the last code token, for telling a regular expression from a
+	// division: 'a' an identifier, '0' a number, or the punctuator itself; 0 at the start.
+	prev     byte
+	prevWord string
+	escaped  bool // a backslash was the last byte of a string, template or regex
+	inClass  bool // inside [...] of a regular expression
+	closes   []closeAt
+	word     strings.Builder
+}
+
+// clean reports whether a cut here ends the text between tokens, outside a template literal.
+func (lx *lexer) clean() bool {
+	if lx.mode != modeCode && lx.mode != modeLineComment {
+		return false
+	}
+	for _, tmpl := range lx.stack {
+		if tmpl {
+			return false
+		}
+	}
+	return true
+}
+
+// regexKeywords are the keywords after which a '/' starts a regular expression.
+var regexKeywords = map[string]bool{"return": true, "typeof": true, "instanceof": true, "in": true, "of": true,
+	"new": true, "delete": true, "void": true, "throw": true, "case": true, "do": true, "else": true,
+	"yield": true, "await": true, "extends": true}
+
+// regexAllowed reports whether a '/' in code starts a regular expression literal.
+func (lx *lexer) regexAllowed() bool {
+	switch lx.prev {
+	case 'a':
+		return regexKeywords[lx.prevWord]
+	case '0', ')', ']':
+		return false
+	}
+	return true
+}
+
+func identByte(b byte) bool {
+	return b == '_' || b == '$' || b >= 0x80 || (b|0x20 >= 'a' && b|0x20 <= 'z') || (b >= '0' && b <= '9')
+}
+
+// endWord ends the identifier or number being read, if any.
+func (lx *lexer) endWord() {
+	if lx.word.Len() == 0 {
+		return
+	}
+	w := lx.word.String()
+	lx.word.Reset()
+	if w[0] >= '0' && w[0] <= '9' {
+		lx.prev, lx.prevWord = '0', ""
+	} else {
+		lx.prev, lx.prevWord = 'a', w
+	}
+}
+
+// scan lexes s, which continues everything lexed before. closes is reset to the '}' of s.
+func (lx *lexer) scan(s string) {
+	lx.closes = lx.closes[:0]
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		switch lx.mode {
+		case modeLineComment:
+			if b == '\n' || b == '\r' {
+				lx.mode = modeCode
+			}
+		case modeBlockComment:
+			if b == '*' && i+1 < len(s) && s[i+1] == '/' {
+				lx.mode = modeCode
+				i++
+			}
+		case modeString, modeRegex:
+			switch {
+			case lx.escaped:
+				lx.escaped = false
+				if b == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+					i++
+				}
+			case b == '\\':
+				lx.escaped = true
+			case b == '\n' || b == '\r':
+				lx.mode = modeCode // unterminated: the scanner ends the literal at the line's end
+			case lx.mode == modeString && b == lx.quote:
+				lx.mode, lx.prev = modeCode, '0'
+			case lx.mode == modeRegex && b == '[':
+				lx.inClass = true
+			case lx.mode == modeRegex && b == ']':
+				lx.inClass = false
+			case lx.mode == modeRegex && b == '/' && !lx.inClass:
+				lx.mode, lx.prev = modeCode, '0' // its flags lex as an identifier after it
+			}
+		case modeTemplate:
+			switch {
+			case lx.escaped:
+				lx.escaped = false
+			case b == '\\':
+				lx.escaped = true
+			case b == '`':
+				lx.mode, lx.prev = modeCode, '0'
+			case b == '$' && i+1 < len(s) && s[i+1] == '{':
+				lx.mode = modeCode
+				lx.stack = append(lx.stack, true)
+				lx.prev = '{'
+				i++
+			}
+		default:
+			if identByte(b) {
+				lx.word.WriteByte(b)
+				continue
+			}
+			lx.endWord()
+			switch b {
+			case ' ', '\t', '\n', '\r', '\f', '\v':
+				continue
+			case '/':
+				switch {
+				case i+1 < len(s) && s[i+1] == '/':
+					lx.mode = modeLineComment
+					i++
+				case i+1 < len(s) && s[i+1] == '*':
+					lx.mode = modeBlockComment
+					i++
+				case lx.regexAllowed():
+					lx.mode, lx.inClass = modeRegex, false
+				default:
+					lx.prev = '/'
+				}
+				continue
+			case '\'', '"':
+				lx.mode, lx.quote = modeString, b
+				continue
+			case '`':
+				lx.mode = modeTemplate
+				continue
+			case '{':
+				lx.stack = append(lx.stack, false)
+				lx.depth++
+			case '}':
+				if n := len(lx.stack); n > 0 && lx.stack[n-1] {
+					lx.stack = lx.stack[:n-1]
+					lx.mode = modeTemplate
+					continue
+				}
+				if n := len(lx.stack); n > 0 {
+					lx.stack = lx.stack[:n-1]
+				}
+				lx.depth--
+				lx.closes = append(lx.closes, closeAt{pos: i, depth: lx.depth})
+			}
+			lx.prev = b
+		}
+	}
+	if lx.mode == modeCode {
+		lx.endWord() // a line ends a word; a later line cannot continue it
+	}
+}
+
+// Chunker cuts streamed TypeScript text into chunks at line ends where the lexer is clean. It
+// has the methods of checkers/chunk's Chunker that the language seam asks for. Its chunks have
+// no boundary category (the checker names each boundary: decl where every bracket is closed)
+// and there is no preamble.
+type Chunker struct {
+	lx      lexer
+	partial string          // text after the last newline
+	pending strings.Builder // complete lines not yet cut
+	off     int             // stream offset of the first pending byte
+	lastOff int             // stream offset of the last line lexed
+	out     []chunk.Chunk
+}
+
+// NewChunker returns a Chunker for text that continues prefix (its lexer state and brace depth
+// start where prefix ends).
+func NewChunker(prefix string) *Chunker {
+	c := &Chunker{}
+	c.lx.scan(prefix)
+	c.lx.closes = nil
+	return c
+}
+
+// Depth returns the brace depth ('{' minus '}' in code, a template's `${…}` not counted) over
+// the complete lines written so far, the prefix's included.
+func (c *Chunker) Depth() int { return c.lx.depth }
+
+// Offset returns the number of bytes written so far (the prefix not counted).
+func (c *Chunker) Offset() int { return c.off + c.pending.Len() + len(c.partial) }
+
+// ClosingBrace returns the stream offset of the first '}' in the last line lexed that took the
+// brace depth below d, or -1 when none did.
+func (c *Chunker) ClosingBrace(d int) int {
+	for _, cl := range c.lx.closes {
+		if cl.depth < d {
+			return c.lastOff + cl.pos
+		}
+	}
+	return -1
+}
+
+// Write feeds more text and returns the chunks that became complete, in order.
+func (c *Chunker) Write(text string) []chunk.Chunk {
+	c.partial += text
+	for {
+		k := strings.IndexByte(c.partial, '\n')
+		if k < 0 {
+			break
+		}
+		c.line(c.partial[:k+1])
+		c.partial = c.partial[k+1:]
+		if c.lx.clean() {
+			c.cut(false)
+		}
+	}
+	out := c.out
+	c.out = nil
+	return out
+}
+
+func (c *Chunker) line(l string) {
+	c.lastOff = c.off + c.pending.Len()
+	c.lx.scan(l)
+	c.pending.WriteString(l)
+}
+
+func (c *Chunker) cut(unclean bool) {
+	if c.pending.Len() == 0 {
+		return
+	}
+	t := c.pending.String()
+	c.pending.Reset()
+	c.out = append(c.out, chunk.Chunk{Text: t, Off: c.off, Unclean: unclean, Depth: c.lx.depth})
+	c.off += len(t)
+}
+
+// Flush ends the input and returns what is left, the last line without its newline included;
+// the last chunk is Unclean when it ends inside a comment, string or template literal.
+func (c *Chunker) Flush() []chunk.Chunk {
+	if c.partial != "" {
+		c.line(c.partial)
+		c.partial = ""
+	}
+	c.cut(!c.lx.clean())
+	out := c.out
+	c.out = nil
+	return out
+}
+
+// Syntax is TypeScript's side of the language seam (checkers/lang): chunking, brace depth and
+// where the cursor is, with TypeScript's lexical rules.
+type Syntax struct{}
+
+// NewChunker returns a Chunker for text continuing prefix.
+func (Syntax) NewChunker(prefix string) *Chunker { return NewChunker(prefix) }
+
+// Split cuts a whole text as a Chunker fed with it would (Write then Flush).
+func (Syntax) Split(text string) []chunk.Chunk {
+	c := NewChunker("")
+	return append(c.Write(text), c.Flush()...)
+}
+
+// BraceDepth returns the brace depth at the end of text, as Chunker.Depth counts it (a last line
+// without a newline included).
+func (Syntax) BraceDepth(text string) int {
+	var lx lexer
+	lx.scan(text)
+	return lx.depth
+}
+
+// PreambleEnd is 0: TypeScript has no preprocessor preamble.
+func (Syntax) PreambleEnd(string) int { return 0 }
+
+// InCommentOrLiteral reports whether the end of text lies inside a comment, a string, a regular
+// expression or the text of a template literal (not inside its `${…}`).
+func (Syntax) InCommentOrLiteral(text string) bool {
+	var lx lexer
+	lx.scan(text)
+	return lx.mode != modeCode
+}
