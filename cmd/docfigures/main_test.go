@@ -102,3 +102,25 @@ func TestCheckCatchesDriftAndUpdateFixesIt(t *testing.T) {
 		t.Fatalf("removed block: %q", problems)
 	}
 }
+
+// A figure block in the documentation that the registry does not name, or whose marker cannot
+// be read, is drift too: nothing would ever check it.
+func TestCheckCatchesUnregisteredAndUnreadableFigures(t *testing.T) {
+	dir := t.TempDir()
+	run(t, dir, "git", "init", "-q")
+	if err := os.MkdirAll(filepath.Join(dir, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	doc := "# Doc\n\n<!-- figure speed: `echo 1` at 0000000 -->\n1\n<!-- end figure speed -->\n"
+	if err := os.WriteFile(filepath.Join(dir, "docs", "a.md"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("<!-- figure Speed at HEAD -->\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	problems := strings.Join(Check(dir, nil), "\n")
+	if !strings.Contains(problems, "docs/a.md: figure speed is not registered") ||
+		!strings.Contains(problems, "README.md: a figure marker that cannot be read") {
+		t.Fatalf("unregistered and unreadable figures: %q", problems)
+	}
+}
