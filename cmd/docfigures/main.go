@@ -233,10 +233,10 @@ func Update(root string, figs []Figure, names []string) error {
 	}
 	head = strings.TrimSpace(head)
 	for _, f := range figs {
-		if len(want) > 0 && !want[f.Name] {
+		if len(names) > 0 && !want[f.Name] {
 			continue
 		}
-		delete(want, f.Name)
+		delete(want, f.Name) // what is left at the end names no figure
 		dirty, err := gitOut(root, append([]string{"status", "--porcelain", "--"}, f.Measures...)...)
 		if err != nil {
 			return err

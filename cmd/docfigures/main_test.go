@@ -124,3 +124,31 @@ func TestCheckCatchesUnregisteredAndUnreadableFigures(t *testing.T) {
 		t.Fatalf("unregistered and unreadable figures: %q", problems)
 	}
 }
+
+// update NAME runs NAME's command only, wherever NAME stands in the registry (it once ran every
+// figure after NAME too), and an unknown name is an error.
+func TestUpdateRunsOnlyTheNamedFigures(t *testing.T) {
+	dir := t.TempDir()
+	run(t, dir, "git", "init", "-q")
+	doc := "<!-- figure one: `echo 1` at 0000000 -->\nold\n<!-- end figure one -->\n" +
+		"<!-- figure two: `echo 2` at 0000000 -->\nold\n<!-- end figure two -->\n"
+	if err := os.WriteFile(filepath.Join(dir, "doc.md"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "git", "add", "-A")
+	run(t, dir, "git", "commit", "-qm", "one")
+	figs := []Figure{
+		{Name: "one", File: "doc.md", Command: "echo 1", Measures: []string{"code"}, Shape: `^\d\n$`},
+		{Name: "two", File: "doc.md", Command: "echo 2", Measures: []string{"code"}, Shape: `^\d\n$`},
+	}
+	if err := Update(dir, figs, []string{"one"}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "doc.md"))
+	if !strings.Contains(string(got), "-->\n1\n<!-- end figure one -->") || !strings.Contains(string(got), "-->\nold\n<!-- end figure two -->") {
+		t.Fatalf("update one wrote:\n%s", got)
+	}
+	if err := Update(dir, figs, []string{"three"}); err == nil || !strings.Contains(err.Error(), "no figure named three") {
+		t.Fatalf("update of an unknown figure: %v", err)
+	}
+}
