@@ -78,7 +78,7 @@ const (
 )
 
 // TestMyopicPlanAgainstExact measures what TokPol's myopic re-planning costs against the exact
-// optimum of the same model (docs/POLICIES.md quotes the logged figures) and fails when the gap
+// optimum of the same model (-v logs the gap per q) and fails when the gap
 // exceeds what the docs state (maxMeanGap, maxWorstGap), or when the two differ for q = 1, where
 // the recursion is exact. (That the exact plan is never worse holds by construction: it is the
 // minimum over every first choice, the myopic plan's included.)

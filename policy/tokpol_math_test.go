@@ -82,7 +82,8 @@ func TestScopeWeightingKeepsThePapersClassMasses(t *testing.T) {
 		cands = append(cands, c)
 	}
 	for _, scope := range []int{0, 50, 100, 150, 190} {
-		for _, p := range []Prior{DefaultPrior(), {Local: 0.2, Far: 0.4, Scope: 4}} {
+		// Two scope-weighted priors (the default has no scope weighting: Scope 1).
+		for _, p := range []Prior{{Local: 0.3, Far: 0.35, Decreasing: true, Scope: 2}, {Local: 0.2, Far: 0.4, Scope: 4}} {
 			w := PriorMass(p, cands, 200, scope)
 			if far := sum(w[:10]); math.Abs(far-p.Far) > 1e-9 {
 				t.Errorf("prior %+v, scope %d: far mass %.4f, want %.4f", p, scope, far, p.Far)

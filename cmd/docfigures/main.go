@@ -16,7 +16,10 @@
 //
 // A figure has drifted when its block is missing, its command differs from the registry's,
 // its commit is unknown, a file it measures changed since that commit, or its text no longer
-// has the registered shape. update refuses to run when a measured path has uncommitted changes,
+// has the registered shape. A figure block in README.md or docs/*.md that the registry does not
+// name, or whose opening marker cannot be read, is a problem too: a figure nobody registered is
+// one nobody checks. A measured path may be a git pathspec, e.g. ":(glob,exclude)**/*_test.go"
+// to leave tests out of what a figure measures. update refuses to run when a measured path has uncommitted changes,
 // so that the commit a figure states is the code that made it.
 package main
 
@@ -138,9 +141,51 @@ func findBlock(text, name string) (block, bool) {
 	return block{}, false
 }
 
-// Check returns every way the registered figures drifted from the code they measure.
-func Check(root string, figs []Figure) []string {
+// docGlobs are the documentation files whose figure blocks must all be registered.
+var docGlobs = []string{"README.md", "docs/*.md"}
+
+// openingRe matches the start of anything meant as a figure's opening marker.
+var openingRe = regexp.MustCompile("<!-- figure [^\n]*")
+
+// Unregistered returns the figure blocks of the documentation under root that the registry does
+// not name, and the opening markers that markerRe cannot read.
+func Unregistered(root string, figs []Figure) []string {
+	known := map[string]bool{}
+	for _, f := range figs {
+		known[f.Name] = true
+	}
 	var problems []string
+	for _, g := range docGlobs {
+		files, err := filepath.Glob(filepath.Join(root, g))
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", g, err))
+			continue
+		}
+		for _, path := range files {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s: %v", path, err))
+				continue
+			}
+			rel, _ := filepath.Rel(root, path)
+			for _, m := range openingRe.FindAllString(string(data), -1) {
+				sub := markerRe.FindStringSubmatch(m + "\n")
+				switch {
+				case sub == nil:
+					problems = append(problems, fmt.Sprintf("%s: a figure marker that cannot be read (want <!-- figure NAME: `COMMAND` at COMMIT -->): %s", rel, m))
+				case !known[sub[1]]:
+					problems = append(problems, fmt.Sprintf("%s: figure %s is not registered in %s", rel, sub[1], registryPath))
+				}
+			}
+		}
+	}
+	return problems
+}
+
+// Check returns every way the registered figures drifted from the code they measure, and the
+// figure blocks of the documentation that are not registered.
+func Check(root string, figs []Figure) []string {
+	problems := Unregistered(root, figs)
 	for _, f := range figs {
 		data, err := os.ReadFile(filepath.Join(root, f.File))
 		if err != nil {
@@ -188,10 +233,10 @@ func Update(root string, figs []Figure, names []string) error {
 	}
 	head = strings.TrimSpace(head)
 	for _, f := range figs {
-		if len(want) > 0 && !want[f.Name] {
+		if len(names) > 0 && !want[f.Name] {
 			continue
 		}
-		delete(want, f.Name)
+		delete(want, f.Name) // what is left at the end names no figure
 		dirty, err := gitOut(root, append([]string{"status", "--porcelain", "--"}, f.Measures...)...)
 		if err != nil {
 			return err

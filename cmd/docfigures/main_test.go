@@ -102,3 +102,53 @@ func TestCheckCatchesDriftAndUpdateFixesIt(t *testing.T) {
 		t.Fatalf("removed block: %q", problems)
 	}
 }
+
+// A figure block in the documentation that the registry does not name, or whose marker cannot
+// be read, is drift too: nothing would ever check it.
+func TestCheckCatchesUnregisteredAndUnreadableFigures(t *testing.T) {
+	dir := t.TempDir()
+	run(t, dir, "git", "init", "-q")
+	if err := os.MkdirAll(filepath.Join(dir, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	doc := "# Doc\n\n<!-- figure speed: `echo 1` at 0000000 -->\n1\n<!-- end figure speed -->\n"
+	if err := os.WriteFile(filepath.Join(dir, "docs", "a.md"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("<!-- figure Speed at HEAD -->\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	problems := strings.Join(Check(dir, nil), "\n")
+	if !strings.Contains(problems, "docs/a.md: figure speed is not registered") ||
+		!strings.Contains(problems, "README.md: a figure marker that cannot be read") {
+		t.Fatalf("unregistered and unreadable figures: %q", problems)
+	}
+}
+
+// update NAME runs NAME's command only, wherever NAME stands in the registry (it once ran every
+// figure after NAME too), and an unknown name is an error.
+func TestUpdateRunsOnlyTheNamedFigures(t *testing.T) {
+	dir := t.TempDir()
+	run(t, dir, "git", "init", "-q")
+	doc := "<!-- figure one: `echo 1` at 0000000 -->\nold\n<!-- end figure one -->\n" +
+		"<!-- figure two: `echo 2` at 0000000 -->\nold\n<!-- end figure two -->\n"
+	if err := os.WriteFile(filepath.Join(dir, "doc.md"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "git", "add", "-A")
+	run(t, dir, "git", "commit", "-qm", "one")
+	figs := []Figure{
+		{Name: "one", File: "doc.md", Command: "echo 1", Measures: []string{"code"}, Shape: `^\d\n$`},
+		{Name: "two", File: "doc.md", Command: "echo 2", Measures: []string{"code"}, Shape: `^\d\n$`},
+	}
+	if err := Update(dir, figs, []string{"one"}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "doc.md"))
+	if !strings.Contains(string(got), "-->\n1\n<!-- end figure one -->") || !strings.Contains(string(got), "-->\nold\n<!-- end figure two -->") {
+		t.Fatalf("update one wrote:\n%s", got)
+	}
+	if err := Update(dir, figs, []string{"three"}); err == nil || !strings.Contains(err.Error(), "no figure named three") {
+		t.Fatalf("update of an unknown figure: %v", err)
+	}
+}
