@@ -36,7 +36,12 @@
 ;;   the server's textDocument/inlineCompletion result as ghost text: TAB accepts it, any other
 ;;   command (typing, moving) dismisses it.  eglot has no inline completion; this package does it.
 ;;
-;; Set-up:
+;; Set-up, from the repository (Emacs 29+):
+;;
+;;   (package-vc-install '(hydra :url "https://github.com/hydra-lsp/hydra" :lisp-dir "editors/emacs"))
+;;   M-x hydra-install-server RET hydra-VERSION-linux-amd64.tar.gz (a path or URL) RET
+;;
+;; or from a checkout:
 ;;
 ;;   (add-to-list 'load-path "/path/to/hydra/editors/emacs")
 ;;   (require 'hydra)
@@ -62,8 +67,14 @@
   :prefix "hydra-")
 
 (defcustom hydra-server-command '("hydra" "lsp")
-  "Command line that starts the Hydra language server."
+  "Command line that starts the Hydra language server.
+With the default, the server `hydra-install-server' installed in
+`hydra-server-directory' runs when it is there, else `hydra' on PATH."
   :type '(repeat string))
+
+(defcustom hydra-server-directory (locate-user-emacs-file "hydra/")
+  "Where `hydra-install-server' puts the server (bin/hydra and its checker)."
+  :type 'directory)
 
 (defcustom hydra-model-url nil
   "URL of the OpenAI-compatible model server (ending in /v1).
@@ -329,10 +340,69 @@ In the echo area, the mode line and `hydra-progress-functions'."
         (message "%s" (if (string-prefix-p "hydra" line t) line (concat "Hydra: " line))))
       (run-hook-with-args 'hydra-progress-functions line))))
 
+(defun hydra-installed-server ()
+  "The server `hydra-install-server' installed (its bin/hydra), or nil."
+  (let ((bin (expand-file-name "bin/hydra" hydra-server-directory)))
+    (and (file-executable-p bin) bin)))
+
 (defun hydra--contact (&rest _)
   "The eglot contact of `hydra lsp': `hydra-server-command' when eglot starts.
-So the command may be set before or after this package is loaded."
-  (cons 'hydra-eglot-server hydra-server-command))
+So the command may be set before or after this package is loaded.  With
+the default command, the installed server (`hydra-installed-server') comes
+before `hydra' on PATH."
+  (cons 'hydra-eglot-server
+        (let ((installed (hydra-installed-server)))
+          (if (and installed (equal hydra-server-command '("hydra" "lsp")))
+              (list installed "lsp")
+            hydra-server-command))))
+
+(defun hydra--server-version (bin)
+  "The version that BIN --version prints (\"hydra VERSION\").
+An error says what it printed otherwise."
+  (with-temp-buffer
+    (let ((rc (ignore-errors (call-process bin nil t nil "--version"))))
+      (if (and (eq rc 0) (string-match "\\`hydra \\([^ \n]+\\)" (buffer-string)))
+          (match-string 1 (buffer-string))
+        (error "Hydra: %s --version failed (%s): %s" bin rc (string-trim (buffer-string)))))))
+
+;;;###autoload
+(defun hydra-install-server (archive)
+  "Install the server from the release ARCHIVE into `hydra-server-directory'.
+ARCHIVE is the path or http(s) URL of hydra-VERSION-linux-ARCH.tar.gz
+\(`make dist' builds it).  It is unpacked beside the directory, and
+replaces the server there only once its bin/hydra answers --version.
+Servers eglot starts from then on run it (`hydra--contact')."
+  (interactive (list (read-string "Hydra release archive (path or URL): ")))
+  (let* ((dest (directory-file-name (expand-file-name hydra-server-directory)))
+         (tmp (concat dest ".new"))
+         (old (concat dest ".old"))
+         (file (expand-file-name archive))
+         version)
+    (when (file-exists-p tmp) (delete-directory tmp t))
+    (make-directory tmp t)
+    (unwind-protect
+        (progn
+          (when (string-match-p "\\`https?://" archive)
+            (require 'url)
+            (setq file (expand-file-name "hydra.tar.gz" tmp))
+            (url-copy-file archive file))
+          (unless (file-readable-p file)
+            (user-error "Hydra: no such archive: %s" file))
+          (with-temp-buffer
+            (unless (eq 0 (call-process "tar" nil t nil "-xzf" file "-C" tmp "--strip-components=1"))
+              (error "Hydra: tar could not unpack %s: %s" file (string-trim (buffer-string)))))
+          (when (string-prefix-p (file-name-as-directory tmp) file) (delete-file file))
+          (setq version (hydra--server-version (expand-file-name "bin/hydra" tmp)))
+          (when (file-exists-p old) (delete-directory old t))
+          (when (file-exists-p dest) (rename-file dest old))
+          (condition-case err
+              (rename-file tmp dest)
+            (error (when (file-exists-p old) (rename-file old dest))
+                   (signal (car err) (cdr err))))
+          (when (file-exists-p old) (delete-directory old t)))
+      (when (file-exists-p tmp) (delete-directory tmp t)))
+    (message "Hydra: server %s installed in %s" version dest)
+    version))
 
 ;;;###autoload
 (defun hydra-eglot-register ()
