@@ -33,8 +33,10 @@
 ;; - it shows the server's work-done progress in the echo area and the mode line (eglot 1.9 shows
 ;;   none);
 ;; - M-x hydra-inline-complete (and `hydra-inline-mode', which asks after a pause in typing) shows
-;;   the server's textDocument/inlineCompletion result as ghost text: TAB accepts it, any other
-;;   command (typing, moving) dismisses it.  eglot has no inline completion; this package does it.
+;;   the server's textDocument/inlineCompletion result as ghost text: TAB accepts it, M-f and C-e
+;;   accept its next word and line, M-n and M-p show the next and previous completion (the
+;;   commands are named as copilot.el's), any other command (typing, moving) dismisses it.  eglot
+;;   has no inline completion; this package does it.
 ;;
 ;; Set-up, from the repository (Emacs 29+):
 ;;
@@ -727,13 +729,28 @@ Its properties: `hydra-text' (what TAB inserts), `hydra-start' and
   "Mode-line text while an inline completion request runs (\" Hydra⋯\").")
 
 
+(defvar-local hydra--inline-items nil
+  "The items of the last inline completion answer (a vector): next and previous.")
+
+(defvar-local hydra--inline-index 0
+  "The index in `hydra--inline-items' of the item shown.")
+
 (defvar hydra-inline-preview-mode-map
   (let ((map (make-sparse-keymap)))
     (define-key map (kbd "TAB") #'hydra-inline-accept)
     (define-key map (kbd "<tab>") #'hydra-inline-accept)
+    (define-key map (kbd "M-f") #'hydra-inline-accept-by-word)
+    (define-key map (kbd "C-e") #'hydra-inline-accept-by-line)
+    (define-key map (kbd "M-n") #'hydra-inline-next)
+    (define-key map (kbd "M-p") #'hydra-inline-previous)
     (define-key map (kbd "C-g") #'hydra-inline-dismiss)
     map)
-  "Keys active while ghost text is shown.")
+  "Keys active while ghost text is shown (the commands are named as copilot.el's).")
+
+(defconst hydra--inline-commands
+  '(hydra-inline-accept hydra-inline-accept-by-word hydra-inline-accept-by-line
+    hydra-inline-next hydra-inline-previous)
+  "Commands that act on the ghost text: it stays, and their edits ask nothing.")
 
 (define-minor-mode hydra-inline-preview-mode
   "Internal: on while inline completion ghost text is shown, for its keys."
@@ -744,8 +761,8 @@ Its properties: `hydra-text' (what TAB inserts), `hydra-start' and
     (remove-hook 'pre-command-hook #'hydra--inline-pre-command t)))
 
 (defun hydra--inline-pre-command ()
-  "Dismiss the ghost text before any command but accepting it."
-  (unless (memq this-command '(hydra-inline-accept))
+  "Dismiss the ghost text before any command but those acting on it."
+  (unless (memq this-command hydra--inline-commands)
     (hydra-inline-dismiss)))
 
 (defun hydra--inline-cancel ()
@@ -782,6 +799,59 @@ Interactively, or with CANCEL non-nil, also cancel a request in flight."
       (delete-region start end)
       (insert text))))
 
+(defun hydra--inline-part (ghost what)
+  "The start of GHOST that accepting by WHAT (`word' or `line') inserts.
+A word: blanks and punctuation, then a word.  A line: up to and including
+the first line break after the first character."
+  (let ((n (if (eq what 'word)
+               (progn (string-match "\\`[[:space:]]*[[:punct:]]*[^[:space:][:punct:]]*" ghost)
+                      (match-end 0))
+             (let ((nl (string-search "\n" ghost 1)))
+               (if nl (1+ nl) (length ghost))))))
+    (substring ghost 0 (max 1 n))))
+
+(defun hydra--inline-accept-part (what)
+  "Insert the next WHAT (`word' or `line') of the ghost text; show the rest."
+  (when-let ((ov hydra--ghost))
+    (let* ((ghost (overlay-get ov 'hydra-ghost))
+           (part (hydra--inline-part ghost what))
+           (rest (substring ghost (length part))))
+      (hydra-inline-dismiss)
+      (insert part)
+      (unless (string-empty-p rest)
+        (setq hydra--inline-items (vector (list :insertText rest))
+              hydra--inline-index 0)
+        (hydra--show-ghost (aref hydra--inline-items 0))))))
+
+(defun hydra-inline-accept-by-word ()
+  "Insert the next word of the ghost text; the rest stays shown."
+  (interactive)
+  (hydra--inline-accept-part 'word))
+
+(defun hydra-inline-accept-by-line ()
+  "Insert the rest of the ghost text's line; the lines after stay shown."
+  (interactive)
+  (hydra--inline-accept-part 'line))
+
+(defun hydra--inline-cycle (step)
+  "Show the completion STEP items away in the last answer; with none shown, ask."
+  (if (not hydra--ghost)
+      (hydra-inline-complete)
+    (let ((n (length hydra--inline-items)))
+      (when (> n 1)
+        (setq hydra--inline-index (mod (+ hydra--inline-index step) n))
+        (hydra--show-ghost (aref hydra--inline-items hydra--inline-index))))))
+
+(defun hydra-inline-next ()
+  "Show the server's next inline completion; with none shown, ask for one."
+  (interactive)
+  (hydra--inline-cycle 1))
+
+(defun hydra-inline-previous ()
+  "Show the server's previous inline completion; with none shown, ask for one."
+  (interactive)
+  (hydra--inline-cycle -1))
+
 (defun hydra--item-text (item)
   "The text of inline completion ITEM (insertText: a string or a StringValue)."
   (let ((text (plist-get item :insertText)))
@@ -807,6 +877,7 @@ Interactively, or with CANCEL non-nil, also cancel a request in flight."
         (put-text-property 0 1 'cursor t shown)
         (overlay-put ov 'after-string shown)
         (overlay-put ov 'hydra-text text)
+        (overlay-put ov 'hydra-ghost ghost)
         (overlay-put ov 'hydra-start start)
         (overlay-put ov 'hydra-end (max end (point)))
         (overlay-put ov 'priority 1000)
@@ -864,6 +935,8 @@ inside a comment or a string.  While the server works, the mode line shows
                   (when (and (= (point) pos) (= (buffer-chars-modified-tick) tick))
                     (let* ((items (if (vectorp result) result (plist-get result :items)))
                            (item (and items (> (length items) 0) (aref items 0))))
+                      (setq hydra--inline-items items
+                            hydra--inline-index 0)
                       (if item
                           (hydra--show-ghost item)
                         (unless automatic (message "Hydra: no inline completion here"))))))))
@@ -901,7 +974,7 @@ Backspace, TAB indenting, an electric brace."
     (hydra--inline-cancel))
   (when (and hydra--inline-tick
              (/= hydra--inline-tick (buffer-chars-modified-tick))
-             (not (memq this-command '(hydra-inline-accept undo undo-only undo-redo)))
+             (not (memq this-command (append '(undo undo-only undo-redo) hydra--inline-commands)))
              (not hydra--generating)
              (cl-typep (eglot-current-server) 'hydra-eglot-server))
     (let ((buf (current-buffer)))
