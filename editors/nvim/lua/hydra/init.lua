@@ -46,14 +46,14 @@ local defaults = {
   hold_ms = 1200,
   -- inline: ghost text from the server's inline completion in insert mode (lua/hydra/inline.lua):
   --   enabled   ask after a pause in typing (false: never)
-  --   debounce  the pause, in ms (delay_ms, its older name, is still read)
+  --   debounce  the pause, in ms (nil: delay_ms, its older name, when set, else 400)
   --   keymap    insert-mode keys, named as copilot.lua's and minuet-ai's (false: no mapping):
   --             accept, accept_word, accept_line, next, prev, dismiss (accept_key and
   --             dismiss_key, the older names of accept and dismiss, are still read)
   --   native    on Neovim 0.12+, use vim.lsp.inline_completion (nil = when present)
   inline = {
     enabled = true,
-    debounce = 400,
+    debounce = nil,
     keymap = { accept = "<Tab>", accept_word = false, accept_line = false, next = "<M-]>", prev = "<M-[>", dismiss = "<C-]>" },
     native = nil,
   },
