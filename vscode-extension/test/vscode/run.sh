@@ -55,9 +55,9 @@ jq -n --arg d "$ws/proj" '[{directory: $d, file: "src/stats.cpp",
 # extension must say so and fall back to the bundled server.
 server_mode="${HYDRA_VSCODE_SERVER:-setting}"
 case "$server_mode" in
-setting) path_setting="\"hydra.path\": \"$HYDRA_BIN\"," ;;
+setting) path_setting="\"hydra.path\": \"$HYDRA_BIN\"" ;;
 bundled) path_setting="" ;;
-wrong-path) path_setting='"hydra.path": "/nonexistent/dir/hydra",' ;;
+wrong-path) path_setting='"hydra.path": "/nonexistent/dir/hydra"' ;;
 *) echo "vscode: HYDRA_VSCODE_SERVER=$server_mode: want setting, bundled or wrong-path" >&2; exit 2 ;;
 esac
 cs_path="$PATH"
@@ -68,6 +68,16 @@ if [ "$server_mode" != setting ]; then
     exit 2
   fi
 fi
+# hydra.path is machine-scoped: code-server's window is a remote one, whose machine settings are
+# the Machine folder's, not the User folder's (VS Code ignores a machine setting there).
+mkdir -p "$ud/Machine"
+printf '{ %s }\n' "$path_setting" >"$ud/Machine/settings.json"
+# A workspace's settings must not choose the program the extension runs (hydra.path has machine
+# scope): this workspace names a script that leaves a mark if it is ever run.
+mkdir -p "$ws/.vscode" "$ws/tools"
+printf '#!/bin/sh\ntouch "%s"\nexit 1\n' "$WORKDIR/workspace-hydra-ran" >"$ws/tools/hydra"
+chmod +x "$ws/tools/hydra"
+printf '{ "hydra.path": "%s", "hydra.serverPath": "%s" }\n' "$ws/tools/hydra" "$ws/tools/hydra" >"$ws/.vscode/settings.json"
 # Restricted Mode would keep the extension off; the welcome page and the chat panel would cover
 # the editor. The model URL reaches the server only from here (code-server's environment has none).
 cat >"$ud/User/settings.json" <<EOF
@@ -79,7 +89,6 @@ cat >"$ud/User/settings.json" <<EOF
   "telemetry.telemetryLevel": "off",
   "extensions.autoCheckUpdates": false,
   "extensions.autoUpdate": false,
-  $path_setting
   "hydra.modelUrl": "$HYDRA_MODEL_URL",
   "hydra.model": "$HYDRA_MODEL"
 }
@@ -112,7 +121,7 @@ else
   url="${url%/}"
   echo "vscode: code-server at $url (pid $cs_pid), workspace $ws"
   HYDRA_VSCODE_URL="$url" HYDRA_VSCODE_WS="$ws" HYDRA_VSCODE_USER="$ud/User" HYDRA_VSCODE_SHOTS="$shots" \
-    HYDRA_TESTDATA="$HYDRA_TESTDATA" HYDRA_VSCODE_TOOLS="$tools" HYDRA_VSCODE_SERVER="$server_mode" HYDRA_BIN="$HYDRA_BIN" \
+    HYDRA_TESTDATA="$HYDRA_TESTDATA" HYDRA_VSCODE_TOOLS="$tools" HYDRA_VSCODE_SERVER="$server_mode" HYDRA_BIN="$HYDRA_BIN" HYDRA_VSCODE_MARK="$WORKDIR/workspace-hydra-ran" \
     timeout 900 "$node24" "$here/vscode.test.mjs" || status=1
 fi
 

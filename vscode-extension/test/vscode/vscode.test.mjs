@@ -9,6 +9,7 @@
 //   HYDRA_VSCODE_SHOTS where screenshots of failures go  HYDRA_VSCODE_TOOLS setup.sh's folder
 //   HYDRA_TEST_FRAMES  (optional) a folder for the frames of the repair (editors/docs/shots-to-svg.mjs)
 //   HYDRA_MODEL_URL    the stand-in's URL (only the settings give it to the server)
+//   HYDRA_VSCODE_MARK  the file the workspace's own hydra.path script would leave (never run)
 //   HYDRA_VSCODE_SERVER which server the extension must have started: setting (hydra.path is
 //                      HYDRA_BIN), bundled (the platform VSIX's own), wrong-path (hydra.path does
 //                      not exist: named in a warning, then the bundled one)
@@ -296,6 +297,10 @@ try {
   await check(`the extension started the server it should (${serverMode})`, async () => {
     const line = await waitUntil("the server's line in the Hydra LSP output", () => /hydra \S+: (hydra\.path |the bundled server |hydra on PATH).*$/m.exec(hydraLog())?.[0] ?? "", 30000);
     note(line);
+    // The workspace's .vscode/settings.json names a script of its own as hydra.path (run.sh).
+    const mark = process.env.HYDRA_VSCODE_MARK;
+    assert(!line.includes(join(ws, "tools")), `started the workspace's own hydra.path: ${line}`);
+    assert(mark && !existsSync(mark), `the workspace's hydra.path script was run (${mark})`);
     if (serverMode === "setting") {
       assert(line.includes(`hydra.path ${process.env.HYDRA_BIN}`), `started ${line}, want hydra.path ${process.env.HYDRA_BIN}`);
       return;
