@@ -9,7 +9,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 SHIM_SRC := $(wildcard checkers/clang/shim/*.cpp) $(wildcard checkers/clang/shim/*.h)
 
-.PHONY: all deps build shim hydra run dist test test-deps test-go test-fuzz test-editors lint clean
+.PHONY: all deps build shim hydra run dist vsix test test-deps test-go test-fuzz test-editors lint clean
 
 all: build
 
@@ -37,6 +37,12 @@ clean:
 # (scripts/dist.sh; needs libzstd-dev besides the build's packages, and root for the full check).
 dist:
 	@LLVM_CONFIG=$(LLVM_CONFIG) GO=$(GO) ./scripts/dist.sh
+
+# vsix: the platform VSIX dist/hydra-lsp-<version>-linux-x64.vsix, the VS Code extension with the
+# release archive's server inside (scripts/vsix.sh; needs what dist needs, and `npm ci` in
+# vscode-extension).
+vsix:
+	@LLVM_CONFIG=$(LLVM_CONFIG) GO=$(GO) ./scripts/vsix.sh
 
 # run: the main job on an example — install what is missing, build, then generate a program with the
 # simulated model (a stand-in for a real one) while the real Clang checker repairs its errors.

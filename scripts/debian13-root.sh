@@ -23,8 +23,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 REPO="$(pwd)"
 
 # What the editor tests need inside the root. Emacs 30 has eglot built in; Debian 13 packages no
-# C++ tree-sitter grammar, so Emacs uses c++-mode there (c++-ts-mode needs one).
-PACKAGES=(neovim emacs-nox clang-19 clangd-19 libclang-cpp19 procps ca-certificates tmux jq tree-sitter-c-src)
+# C++ tree-sitter grammar, so Emacs uses c++-mode there (c++-ts-mode needs one). git: package-vc-install
+# (editors/emacs/test/install-test.el).
+PACKAGES=(neovim emacs-nox clang-19 clangd-19 libclang-cpp19 procps ca-certificates tmux jq tree-sitter-c-src git)
 
 CACHE="${HYDRA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/hydra-lsp}"
 ROOTFS="$CACHE/debian13-root"

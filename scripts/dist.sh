@@ -54,7 +54,7 @@ make -s -C checkers/clang/shim STATIC=1 LLVM_CONFIG="$LLVM_CONFIG" OUT="$build/h
 strip -o "$stage/bin/hydra-clang-shim" "$build/hydra-clang-shim.full"
 echo "   built in $((SECONDS - start)) s"
 echo "== hydra (CGO_ENABLED=0)"
-CGO_ENABLED=0 $GO build -trimpath -ldflags=-s -o "$stage/bin/hydra" ./cmd/hydra
+CGO_ENABLED=0 $GO build -trimpath -ldflags="-s -X main.version=$version" -o "$stage/bin/hydra" ./cmd/hydra
 echo "== Clang's builtin headers, editor clients, INSTALL"
 # The shim's driver finds them at <its directory>/../lib/clang/19/include (checkers/clang's
 # BundledClang, whose ClangMajor must match the version here).

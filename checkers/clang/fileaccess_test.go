@@ -237,3 +237,84 @@ func TestEmbedSeesOnlyTheRoots(t *testing.T) {
 		})
 	}
 }
+
+// A system include directory's headers may be symlinks to files outside every root (Debian 13's
+// /usr/include/x86_64-linux-gnu/asm/*.h point into /usr/lib/linux/uapi/): they are read as Clang
+// reads them, by the path spelled under the -isystem directory. Nothing else widens: ".." out of
+// the directory, a symlink to /proc or /dev, and a symlink out of a -isystem directory inside the
+// project stay "file not found", although whole-file clang reads each.
+func TestSystemHeadersThroughSymlinks(t *testing.T) {
+	base := t.TempDir()
+	proj, sys := filepath.Join(base, "proj"), filepath.Join(base, "sys")
+	vendor := filepath.Join(proj, "vendor")
+	secret := filepath.Join(base, "outside", "secret.h")
+	for p, text := range map[string]string{
+		secret: "int secret = ;\n", // a syntax error if it were ever read
+		filepath.Join(base, "uapi", "asm", "hydra_errno.h"): "int fromuapi = 5;\n",
+		filepath.Join(proj, "keep"):                         "",
+		filepath.Join(vendor, "keep"):                       "",
+		filepath.Join(sys, "asm", "keep"):                   "",
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		filepath.Join(sys, "asm", "hydra_errno.h"): "../../uapi/asm/hydra_errno.h", // relative, as Debian's
+		filepath.Join(sys, "environ.h"):            "/proc/self/environ",
+		filepath.Join(sys, "stdin.h"):              "/dev/stdin",
+		filepath.Join(sys, "esc.h"):                secret, // the system's own: allowed, see below
+		filepath.Join(vendor, "esc.h"):             secret,
+	} {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := newChecker(t, Options{})
+	file := filepath.Join(proj, "m.cpp")
+	isys := []string{"-isystem", sys}
+
+	ok := "#include <asm/hydra_errno.h>\nint main() { return fromuapi; }\n"
+	if v, _ := sessionVerdict(t, run(t, c, checkers.SessionOptions{Filename: file, Flags: isys}, ok)); !v.OK {
+		t.Fatalf("<asm/hydra_errno.h> through a symlink in a -isystem directory: %v", v)
+	}
+	// The same header named by a -I directory (the user's, not a system one) is judged by its
+	// real path, outside every root.
+	if v, first := sessionVerdict(t, run(t, c, checkers.SessionOptions{Filename: file, Flags: []string{"-I" + sys}}, ok)); v.OK || first == nil || !strings.Contains(first.Diag, "file not found") {
+		t.Fatalf("<asm/hydra_errno.h> through -I: %v, want \"file not found\"", v)
+	}
+	// A system directory's symlink to a regular file is the system's: read, syntax error and all.
+	if v, _ := sessionVerdict(t, run(t, c, checkers.SessionOptions{Filename: file, Flags: isys}, "#include <esc.h>\nint main() { return 0; }\n")); v.OK || strings.Contains(v.Diag, "file not found") {
+		t.Fatalf("<esc.h> in the -isystem directory: %v, want its syntax error", v)
+	}
+
+	cases := []struct {
+		name, include string
+		flags         []string
+	}{
+		{"dot-dot out of a system directory", "<asm/../../outside/secret.h>", isys},
+		{"system symlink into /proc", "<environ.h>", isys},
+		{"system symlink to /dev/stdin", "<stdin.h>", isys},
+		{"-isystem directory inside the project", "<esc.h>", []string{"-isystem", vendor}},
+		{"absolute path into /proc", "</proc/self/environ>", isys},
+		{"absolute path to /etc/passwd", "</etc/passwd>", isys},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			text := "#include " + tc.include + "\nint main() { return 0; }\n"
+			v, first := sessionVerdict(t, run(t, c, checkers.SessionOptions{Filename: file, Flags: tc.flags}, text))
+			if v.OK || first == nil || first.Cat != checkers.CatFatal || !strings.Contains(first.Diag, "file not found") {
+				t.Fatalf("include %s: %v, want a fatal \"file not found\"", tc.include, v)
+			}
+			if tc.include == "<stdin.h>" {
+				return // whole-file clang would read its own standard input
+			}
+			if w := wholeFile(t, proj, "m.cpp", tc.flags, text); strings.Contains(w.Diag, "file not found") {
+				t.Fatalf("whole-file clang cannot find %s either (%v): the test proves nothing", tc.include, w)
+			}
+		})
+	}
+}

@@ -33,10 +33,17 @@
 ;; - it shows the server's work-done progress in the echo area and the mode line (eglot 1.9 shows
 ;;   none);
 ;; - M-x hydra-inline-complete (and `hydra-inline-mode', which asks after a pause in typing) shows
-;;   the server's textDocument/inlineCompletion result as ghost text: TAB accepts it, any other
-;;   command (typing, moving) dismisses it.  eglot has no inline completion; this package does it.
+;;   the server's textDocument/inlineCompletion result as ghost text: TAB accepts it, M-f and C-e
+;;   accept its next word and line, M-n and M-p show the next and previous completion (the
+;;   commands are named as copilot.el's), any other command (typing, moving) dismisses it.  eglot
+;;   has no inline completion; this package does it.
 ;;
-;; Set-up:
+;; Set-up, from the repository (Emacs 29+):
+;;
+;;   (package-vc-install '(hydra :url "https://github.com/hydra-lsp/hydra" :lisp-dir "editors/emacs"))
+;;   M-x hydra-install-server RET hydra-VERSION-linux-amd64.tar.gz (a path or URL) RET
+;;
+;; or from a checkout:
 ;;
 ;;   (add-to-list 'load-path "/path/to/hydra/editors/emacs")
 ;;   (require 'hydra)
@@ -62,8 +69,14 @@
   :prefix "hydra-")
 
 (defcustom hydra-server-command '("hydra" "lsp")
-  "Command line that starts the Hydra language server."
+  "Command line that starts the Hydra language server.
+With the default, the server `hydra-install-server' installed in
+`hydra-server-directory' runs when it is there, else `hydra' on PATH."
   :type '(repeat string))
+
+(defcustom hydra-server-directory (locate-user-emacs-file "hydra/")
+  "Where `hydra-install-server' puts the server (bin/hydra and its checker)."
+  :type 'directory)
 
 (defcustom hydra-model-url nil
   "URL of the OpenAI-compatible model server (ending in /v1).
@@ -329,10 +342,69 @@ In the echo area, the mode line and `hydra-progress-functions'."
         (message "%s" (if (string-prefix-p "hydra" line t) line (concat "Hydra: " line))))
       (run-hook-with-args 'hydra-progress-functions line))))
 
+(defun hydra-installed-server ()
+  "The server `hydra-install-server' installed (its bin/hydra), or nil."
+  (let ((bin (expand-file-name "bin/hydra" hydra-server-directory)))
+    (and (file-executable-p bin) bin)))
+
 (defun hydra--contact (&rest _)
   "The eglot contact of `hydra lsp': `hydra-server-command' when eglot starts.
-So the command may be set before or after this package is loaded."
-  (cons 'hydra-eglot-server hydra-server-command))
+So the command may be set before or after this package is loaded.  With
+the default command, the installed server (`hydra-installed-server') comes
+before `hydra' on PATH."
+  (cons 'hydra-eglot-server
+        (let ((installed (hydra-installed-server)))
+          (if (and installed (equal hydra-server-command '("hydra" "lsp")))
+              (list installed "lsp")
+            hydra-server-command))))
+
+(defun hydra--server-version (bin)
+  "The version that BIN --version prints (\"hydra VERSION\").
+An error says what it printed otherwise."
+  (with-temp-buffer
+    (let ((rc (ignore-errors (call-process bin nil t nil "--version"))))
+      (if (and (eq rc 0) (string-match "\\`hydra \\([^ \n]+\\)" (buffer-string)))
+          (match-string 1 (buffer-string))
+        (error "Hydra: %s --version failed (%s): %s" bin rc (string-trim (buffer-string)))))))
+
+;;;###autoload
+(defun hydra-install-server (archive)
+  "Install the server from the release ARCHIVE into `hydra-server-directory'.
+ARCHIVE is the path or http(s) URL of hydra-VERSION-linux-ARCH.tar.gz
+\(`make dist' builds it).  It is unpacked beside the directory, and
+replaces the server there only once its bin/hydra answers --version.
+Servers eglot starts from then on run it (`hydra--contact')."
+  (interactive (list (read-string "Hydra release archive (path or URL): ")))
+  (let* ((dest (directory-file-name (expand-file-name hydra-server-directory)))
+         (tmp (concat dest ".new"))
+         (old (concat dest ".old"))
+         (file (expand-file-name archive))
+         version)
+    (when (file-exists-p tmp) (delete-directory tmp t))
+    (make-directory tmp t)
+    (unwind-protect
+        (progn
+          (when (string-match-p "\\`https?://" archive)
+            (require 'url)
+            (setq file (expand-file-name "hydra.tar.gz" tmp))
+            (url-copy-file archive file))
+          (unless (file-readable-p file)
+            (user-error "Hydra: no such archive: %s" file))
+          (with-temp-buffer
+            (unless (eq 0 (call-process "tar" nil t nil "-xzf" file "-C" tmp "--strip-components=1"))
+              (error "Hydra: tar could not unpack %s: %s" file (string-trim (buffer-string)))))
+          (when (string-prefix-p (file-name-as-directory tmp) file) (delete-file file))
+          (setq version (hydra--server-version (expand-file-name "bin/hydra" tmp)))
+          (when (file-exists-p old) (delete-directory old t))
+          (when (file-exists-p dest) (rename-file dest old))
+          (condition-case err
+              (rename-file tmp dest)
+            (error (when (file-exists-p old) (rename-file old dest))
+                   (signal (car err) (cdr err))))
+          (when (file-exists-p old) (delete-directory old t)))
+      (when (file-exists-p tmp) (delete-directory tmp t)))
+    (message "Hydra: server %s installed in %s" version dest)
+    version))
 
 ;;;###autoload
 (defun hydra-eglot-register ()
@@ -657,13 +729,28 @@ Its properties: `hydra-text' (what TAB inserts), `hydra-start' and
   "Mode-line text while an inline completion request runs (\" Hydra⋯\").")
 
 
+(defvar-local hydra--inline-items nil
+  "The items of the last inline completion answer (a vector): next and previous.")
+
+(defvar-local hydra--inline-index 0
+  "The index in `hydra--inline-items' of the item shown.")
+
 (defvar hydra-inline-preview-mode-map
   (let ((map (make-sparse-keymap)))
     (define-key map (kbd "TAB") #'hydra-inline-accept)
     (define-key map (kbd "<tab>") #'hydra-inline-accept)
+    (define-key map (kbd "M-f") #'hydra-inline-accept-by-word)
+    (define-key map (kbd "C-e") #'hydra-inline-accept-by-line)
+    (define-key map (kbd "M-n") #'hydra-inline-next)
+    (define-key map (kbd "M-p") #'hydra-inline-previous)
     (define-key map (kbd "C-g") #'hydra-inline-dismiss)
     map)
-  "Keys active while ghost text is shown.")
+  "Keys active while ghost text is shown (the commands are named as copilot.el's).")
+
+(defconst hydra--inline-commands
+  '(hydra-inline-accept hydra-inline-accept-by-word hydra-inline-accept-by-line
+    hydra-inline-next hydra-inline-previous)
+  "Commands that act on the ghost text: it stays, and their edits ask nothing.")
 
 (define-minor-mode hydra-inline-preview-mode
   "Internal: on while inline completion ghost text is shown, for its keys."
@@ -674,8 +761,8 @@ Its properties: `hydra-text' (what TAB inserts), `hydra-start' and
     (remove-hook 'pre-command-hook #'hydra--inline-pre-command t)))
 
 (defun hydra--inline-pre-command ()
-  "Dismiss the ghost text before any command but accepting it."
-  (unless (memq this-command '(hydra-inline-accept))
+  "Dismiss the ghost text before any command but those acting on it."
+  (unless (memq this-command hydra--inline-commands)
     (hydra-inline-dismiss)))
 
 (defun hydra--inline-cancel ()
@@ -712,6 +799,59 @@ Interactively, or with CANCEL non-nil, also cancel a request in flight."
       (delete-region start end)
       (insert text))))
 
+(defun hydra--inline-part (ghost what)
+  "The start of GHOST that accepting by WHAT (`word' or `line') inserts.
+A word: blanks and punctuation, then a word.  A line: up to and including
+the first line break after the first character."
+  (let ((n (if (eq what 'word)
+               (progn (string-match "\\`[[:space:]]*[[:punct:]]*[^[:space:][:punct:]]*" ghost)
+                      (match-end 0))
+             (let ((nl (string-search "\n" ghost 1)))
+               (if nl (1+ nl) (length ghost))))))
+    (substring ghost 0 (max 1 n))))
+
+(defun hydra--inline-accept-part (what)
+  "Insert the next WHAT (`word' or `line') of the ghost text; show the rest."
+  (when-let ((ov hydra--ghost))
+    (let* ((ghost (overlay-get ov 'hydra-ghost))
+           (part (hydra--inline-part ghost what))
+           (rest (substring ghost (length part))))
+      (hydra-inline-dismiss)
+      (insert part)
+      (unless (string-empty-p rest)
+        (setq hydra--inline-items (vector (list :insertText rest))
+              hydra--inline-index 0)
+        (hydra--show-ghost (aref hydra--inline-items 0))))))
+
+(defun hydra-inline-accept-by-word ()
+  "Insert the next word of the ghost text; the rest stays shown."
+  (interactive)
+  (hydra--inline-accept-part 'word))
+
+(defun hydra-inline-accept-by-line ()
+  "Insert the rest of the ghost text's line; the lines after stay shown."
+  (interactive)
+  (hydra--inline-accept-part 'line))
+
+(defun hydra--inline-cycle (step)
+  "Show the completion STEP items away in the last answer; with none shown, ask."
+  (if (not hydra--ghost)
+      (hydra-inline-complete)
+    (let ((n (length hydra--inline-items)))
+      (when (> n 1)
+        (setq hydra--inline-index (mod (+ hydra--inline-index step) n))
+        (hydra--show-ghost (aref hydra--inline-items hydra--inline-index))))))
+
+(defun hydra-inline-next ()
+  "Show the server's next inline completion; with none shown, ask for one."
+  (interactive)
+  (hydra--inline-cycle 1))
+
+(defun hydra-inline-previous ()
+  "Show the server's previous inline completion; with none shown, ask for one."
+  (interactive)
+  (hydra--inline-cycle -1))
+
 (defun hydra--item-text (item)
   "The text of inline completion ITEM (insertText: a string or a StringValue)."
   (let ((text (plist-get item :insertText)))
@@ -737,6 +877,7 @@ Interactively, or with CANCEL non-nil, also cancel a request in flight."
         (put-text-property 0 1 'cursor t shown)
         (overlay-put ov 'after-string shown)
         (overlay-put ov 'hydra-text text)
+        (overlay-put ov 'hydra-ghost ghost)
         (overlay-put ov 'hydra-start start)
         (overlay-put ov 'hydra-end (max end (point)))
         (overlay-put ov 'priority 1000)
@@ -794,6 +935,8 @@ inside a comment or a string.  While the server works, the mode line shows
                   (when (and (= (point) pos) (= (buffer-chars-modified-tick) tick))
                     (let* ((items (if (vectorp result) result (plist-get result :items)))
                            (item (and items (> (length items) 0) (aref items 0))))
+                      (setq hydra--inline-items items
+                            hydra--inline-index 0)
                       (if item
                           (hydra--show-ghost item)
                         (unless automatic (message "Hydra: no inline completion here"))))))))
@@ -831,7 +974,7 @@ Backspace, TAB indenting, an electric brace."
     (hydra--inline-cancel))
   (when (and hydra--inline-tick
              (/= hydra--inline-tick (buffer-chars-modified-tick))
-             (not (memq this-command '(hydra-inline-accept undo undo-only undo-redo)))
+             (not (memq this-command (append '(undo undo-only undo-redo) hydra--inline-commands)))
              (not hydra--generating)
              (cl-typep (eglot-current-server) 'hydra-eglot-server))
     (let ((buf (current-buffer)))

@@ -15,16 +15,31 @@ import {
   inlineCompletionEnabled,
   initializationOptions,
   SECTION,
-  serverCommand,
+  SERVER_ARGS,
 } from "./settings";
+import { fallbackMessage, noServerMessage, resolveServer, serverCandidates } from "./server";
 
 let client: LanguageClient | undefined;
 
-/** activate starts the client (on the first C or C++ file) and registers the commands. */
+/** withSettingsButton opens the hydra.path setting when the message's "Open Settings" is pressed. */
+async function withSettingsButton(shown: Thenable<string | undefined>): Promise<void> {
+  if ((await shown) === "Open Settings") {
+    await vscode.commands.executeCommand("workbench.action.openSettings", "hydra.path");
+  }
+}
+
+/** activate finds the server (server.ts), starts the client (on the first C or C++ file) and
+ * registers the commands. */
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const config = vscode.workspace.getConfiguration(SECTION);
-  const cmd = serverCommand(config);
-  const serverOptions: ServerOptions = { command: cmd.command, args: cmd.args, transport: TransportKind.stdio };
+  const found = await resolveServer(serverCandidates(config, context.extensionPath));
+  if (!found.chosen) {
+    void withSettingsButton(vscode.window.showErrorMessage(noServerMessage(found), "Open Settings"));
+    registerCommands(context);
+    return;
+  }
+  const fallback = fallbackMessage(found);
+  const serverOptions: ServerOptions = { command: found.chosen.candidate.command, args: SERVER_ARGS, transport: TransportKind.stdio };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [
       { scheme: "file", language: "c" },
@@ -61,7 +76,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     },
   };
   client = new LanguageClient("hydra", "Hydra LSP", serverOptions, clientOptions);
+  if (fallback) {
+    client.outputChannel.appendLine(fallback);
+    void withSettingsButton(vscode.window.showWarningMessage(fallback, "Open Settings"));
+  }
+  client.outputChannel.appendLine(`hydra ${found.chosen.version}: ${found.chosen.candidate.label}`);
+  registerCommands(context);
+  await client.start();
+}
 
+/** registerCommands registers the palette's commands and follows settings changes; without a
+ * server (client unset) the commands say it is not running. */
+function registerCommands(context: vscode.ExtensionContext): void {
   context.subscriptions.push(
     vscode.commands.registerTextEditorCommand("hydra.generateWithRepair", (editor) => {
       if (!client) {
@@ -78,14 +104,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     // Settings changes reach the server as workspace/didChangeConfiguration, mapped as for
     // initialize (not languageclient's raw `synchronize`, which would send VS Code's defaults).
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration(SECTION + ".serverPath")) {
+      if (e.affectsConfiguration(SECTION + ".path") || e.affectsConfiguration(SECTION + ".serverPath")) {
         void vscode.window.showInformationMessage("Hydra: reload the window to use the new server path");
       } else if (e.affectsConfiguration(SECTION) && client?.isRunning()) {
         void client.sendNotification("workspace/didChangeConfiguration", didChangeConfigurationParams(currentSettings()));
       }
     }),
   );
-  await client.start();
 }
 
 /** oneUndoStop runs a generation of uri as one undo step (undo.ts). */

@@ -108,17 +108,9 @@ export function configurationItems(items: { section?: string }[], s: HydraSettin
   });
 }
 
-/** The command line that starts the server. */
-export interface ServerCommand {
-  command: string;
-  args: string[];
-}
-
-/** serverCommand is `<hydra.serverPath> lsp` (default: `hydra` from $PATH). */
-export function serverCommand(c: ConfigReader): ServerCommand {
-  const p = c.get<string>("serverPath");
-  return { command: typeof p === "string" && p.trim() !== "" ? p.trim() : "hydra", args: ["lsp"] };
-}
+/** SERVER_ARGS are the arguments the server is started with (`hydra lsp`); which `hydra` runs is
+ * server.ts's to decide. */
+export const SERVER_ARGS = ["lsp"];
 
 /** inlineCompletionEnabled reads hydra.inlineCompletion.enabled (default true). */
 export function inlineCompletionEnabled(c: ConfigReader): boolean {

@@ -46,7 +46,7 @@ describe("the extension against the real hydra lsp (model: scripted stand-in)", 
   before(async () => {
     standIn = await startStandIn();
     stub.settings.hydra = {
-      serverPath: hydraBin(),
+      path: hydraBin(),
       modelUrl: standIn.url,
       model: "scripted-stand-in",
       maxAttempts: 8,

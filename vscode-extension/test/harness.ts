@@ -20,7 +20,8 @@ import {
   TextEdit,
 } from "vscode-languageserver-protocol/node";
 import { TextDocument } from "vscode-languageserver-textdocument";
-import { configurationItems, currentSettings, initializationOptions, serverCommand } from "../src/settings";
+import { noServerMessage, resolveServer, serverCandidates } from "../src/server";
+import { configurationItems, currentSettings, initializationOptions, SERVER_ARGS } from "../src/settings";
 import * as vscode from "vscode";
 
 /** repoRoot walks up from here to the directory holding go.mod. */
@@ -104,24 +105,34 @@ export class Session {
   /** The server's window/logMessage notifications (the languageclient logs each at its level). */
   readonly loggedMessages: { type: number; message: string }[] = [];
   stderr = "";
+  /** What the server said it is in its initialize result. */
+  serverInfo?: { name: string; version?: string };
   private constructor(
     readonly conn: ProtocolConnection,
     readonly proc: ChildProcess,
     readonly dir: string,
+    /** The executable that was started. */
+    readonly command: string,
   ) {}
 
-  /** start runs the server as the extension would (hydra.serverPath + " lsp") and initializes it
-   * with the extension's initializationOptions. */
-  static async start(): Promise<Session> {
-    const cmd = serverCommand(vscode.workspace.getConfiguration("hydra"));
+  /** start runs the server the extension would find (server.ts: hydra.path, the server bundled
+   * in extensionPath, PATH in env) and initializes it with the extension's initializationOptions. */
+  static async start(extensionPath?: string, env: NodeJS.ProcessEnv = process.env): Promise<Session> {
+    const found = await resolveServer(serverCandidates(vscode.workspace.getConfiguration("hydra"), extensionPath), env);
+    if (!found.chosen) {
+      throw new Error(noServerMessage(found));
+    }
+    const cmd = { command: found.chosen.candidate.command, args: SERVER_ARGS };
     // HYDRA_MODEL_WAIT: a model server that is not there is waited for 2 s, not the default
     // minute (as in editors/testlib.sh); the settings test points the server at such a port.
-    const env = { ...process.env, HYDRA_MODEL_WAIT: process.env.HYDRA_MODEL_WAIT ?? "2s" };
-    const proc = spawn(cmd.command, cmd.args, { stdio: ["pipe", "pipe", "pipe"], env });
+    const proc = spawn(cmd.command, cmd.args, {
+      stdio: ["pipe", "pipe", "pipe"],
+      env: { ...env, HYDRA_MODEL_WAIT: env.HYDRA_MODEL_WAIT ?? "2s" },
+    });
     const conn = createProtocolConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hydra-vscode-test-"));
     fs.writeFileSync(path.join(dir, "compile_flags.txt"), "-std=c++17\n");
-    const s = new Session(conn, proc, dir);
+    const s = new Session(conn, proc, dir, cmd.command);
     proc.stderr!.on("data", (d) => (s.stderr = (s.stderr + d).slice(-20000)));
     conn.onRequest("workspace/configuration", (params: ConfigurationParams) => {
       s.configurationRequests.push(params);
@@ -139,7 +150,7 @@ export class Session {
     conn.onNotification("textDocument/publishDiagnostics", () => {});
     conn.listen();
     const rootUri = pathToFileURL(dir).toString();
-    await conn.sendRequest("initialize", {
+    const init: { serverInfo?: { name: string; version?: string } } = await conn.sendRequest("initialize", {
       processId: process.pid,
       rootUri,
       workspaceFolders: [{ uri: rootUri, name: "test" }],
@@ -154,6 +165,7 @@ export class Session {
         },
       },
     });
+    s.serverInfo = init.serverInfo;
     await conn.sendNotification("initialized", {});
     return s;
   }

@@ -6,7 +6,8 @@ import { describe, it } from "node:test";
 import * as vscode from "vscode";
 import { generateArg, progressLine, summary } from "../src/generate";
 import { forVSCode, lspTriggerKind, toItem } from "../src/inline";
-import { configurationItems, inlineCompletionEnabled, serverCommand, settingsFrom } from "../src/settings";
+import { serverCandidates } from "../src/server";
+import { configurationItems, inlineCompletionEnabled, settingsFrom } from "../src/settings";
 
 const reader = (values: Record<string, unknown>) => ({
   get: <T>(k: string) => values[k] as T | undefined,
@@ -75,13 +76,28 @@ describe("configurationItems", () => {
   });
 });
 
-describe("serverCommand", () => {
-  it("runs `hydra lsp` from $PATH by default", () => {
-    assert.deepEqual(serverCommand(reader({})), { command: "hydra", args: ["lsp"] });
+describe("serverCandidates", () => {
+  const commands = (values: Record<string, unknown>, ext?: string) => serverCandidates(reader(values), ext).map((c) => [c.kind, c.command]);
+  it("without settings: the bundled server, then hydra on PATH", () => {
+    assert.deepEqual(commands({}, "/ext"), [
+      ["bundled", "/ext/server/bin/hydra"],
+      ["PATH", "hydra"],
+    ]);
   });
-  it("runs hydra.serverPath when set", () => {
-    assert.deepEqual(serverCommand(reader({ serverPath: " /opt/hydra/bin/hydra " })), { command: "/opt/hydra/bin/hydra", args: ["lsp"] });
+  it("hydra.path first, trimmed", () => {
+    assert.deepEqual(commands({ path: " /opt/hydra/bin/hydra " }, "/ext"), [
+      ["setting", "/opt/hydra/bin/hydra"],
+      ["bundled", "/ext/server/bin/hydra"],
+      ["PATH", "hydra"],
+    ]);
   });
+  it("the older hydra.serverPath when hydra.path is empty, hydra.path when both are set", () => {
+    assert.deepEqual(commands({ path: "", serverPath: "/old/hydra" })[0], ["setting", "/old/hydra"]);
+    assert.deepEqual(commands({ path: "/new/hydra", serverPath: "/old/hydra" })[0], ["setting", "/new/hydra"]);
+  });
+});
+
+describe("inlineCompletionEnabled", () => {
   it("inline completion is on unless turned off", () => {
     assert.equal(inlineCompletionEnabled(reader({})), true);
     assert.equal(inlineCompletionEnabled(reader({ "inlineCompletion.enabled": false })), false);

@@ -6,6 +6,8 @@
 #include "clang/Lex/HeaderSearchOptions.h"
 #include "clang/Lex/PreprocessorOptions.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 #include <cstdlib>
@@ -23,6 +25,9 @@ namespace {
 // not make Clang read (and quote in diagnostics) files that are none of its business. A path whose
 // real path (symlinks resolved, dots removed) is under no root does not exist as far as Clang can
 // tell: the include ends in Clang's own fatal "'x' file not found", __has_include is false.
+// A system include directory is judged by the path as spelled too (allowSystem): Debian 13 ships
+// /usr/include/<triple>/asm/*.h as symlinks into /usr/lib/linux/uapi/, which Clang opens as
+// <asm/errno.h> although no include directory holds their real paths.
 // Everything else is the real file system, unchanged (names included, so diagnostics read as in a
 // whole-file run). The main file is a remapped buffer: if its path does not exist, Clang never
 // asks for it.
@@ -47,6 +52,32 @@ public:
       return;
     FileDirs.push_back(llvm::sys::path::parent_path(Real).str());
     Roots.push_back(std::move(Real));
+  }
+
+  // allowSystem adds a system include directory (-isystem, the driver's /usr/include, libstdc++,
+  // the resource dir): a root as allow's, and besides a path spelled under it is allowed
+  // whatever its symlinks resolve to (systemSpelled). A directory inside the project is not a
+  // system one: it gets allow's rule only, so a project's symlink out of it stays refused.
+  void allowSystem(const std::string &Path) {
+    std::string Real;
+    if (!realPath(Path, Real))
+      return;
+    Roots.push_back(Real);
+    if (!underAny(Real, Project))
+      SystemDirs.push_back(spelled(Path));
+  }
+
+  // setProject names the project's directories (the checked file's and the root), before any
+  // allowSystem: they are roots, and no path spelled in them is judged as a system one.
+  void setProject(const std::vector<std::string> &Dirs) {
+    for (const std::string &D : Dirs) {
+      std::string Real;
+      if (!realPath(D, Real))
+        continue;
+      Roots.push_back(Real);
+      Project.push_back(Real);
+      Project.push_back(spelled(D));
+    }
   }
 
   llvm::ErrorOr<llvm::vfs::Status> status(const llvm::Twine &Path) override {
@@ -104,20 +135,63 @@ private:
     return true;
   }
 
-  // allowed resolves Path and looks for a root that is it or one of its ancestors. A path that
-  // cannot be resolved does not exist, or is in a directory we may not search: refused either
-  // way. (Checked text cannot create files, so a path cannot change between this check and the
-  // open that follows.)
+  // spelled makes Path absolute (from the working directory) and drops "." components and
+  // doubled slashes, lexically: symlinks and ".." stay as they are.
+  static std::string spelled(const std::string &Path) {
+    llvm::SmallString<256> P(Path);
+    llvm::sys::fs::make_absolute(P);
+    llvm::sys::path::remove_dots(P, /*remove_dot_dot=*/false);
+    return std::string(P);
+  }
+
+  // under: Path is Dir or below it, compared as strings.
+  static bool under(llvm::StringRef Path, llvm::StringRef Dir) {
+    return Path.starts_with(Dir) &&
+           (Path.size() == Dir.size() || Dir.ends_with("/") || Path[Dir.size()] == '/');
+  }
+  static bool underAny(llvm::StringRef Path, const std::vector<std::string> &Dirs) {
+    return llvm::any_of(Dirs, [&](const std::string &D) { return under(Path, D); });
+  }
+
+  // allowed resolves Path and looks for a root that is it or one of its ancestors; failing that,
+  // it asks systemSpelled. A path that cannot be resolved does not exist, or is in a directory we
+  // may not search: refused either way. (Checked text cannot create files, so a path cannot
+  // change between this check and the open that follows.)
   bool allowed(const llvm::Twine &Path) {
-    std::string Real;
-    if (!realPath(Path.str(), Real))
+    std::string P = Path.str(), Real;
+    if (!realPath(P, Real))
       return false;
-    llvm::StringRef R = Real;
-    for (const std::string &Root : Roots)
-      if (R.starts_with(Root) &&
-          (R.size() == Root.size() || Root.back() == '/' || R[Root.size()] == '/'))
-        return true;
-    return false;
+    return underAny(Real, Roots) || systemSpelled(P, Real);
+  }
+
+  // systemSpelled: Path, as spelled, is a system include directory's own file: Clang joined the
+  // directory's name and the rest of the path (an include's name, or a header's name relative to
+  // the header that includes it), and the rest climbs nowhere (no ".." component), so the file is
+  // one the system put there, through its symlinks (Debian 13's asm/*.h into
+  // /usr/lib/linux/uapi/), as Clang itself would open it. Not in the project (its symlinks are
+  // not the system's), and only a regular file or a directory, not in /proc, /sys or /dev: what a
+  // symlink there resolves to is read, and a FIFO or a device would block or leak.
+  bool systemSpelled(const std::string &Path, llvm::StringRef Real) const {
+    if (SystemDirs.empty())
+      return false;
+    std::string P = spelled(Path);
+    if (underAny(P, Project))
+      return false;
+    auto Dir = llvm::find_if(SystemDirs, [&](const std::string &D) { return under(P, D); });
+    if (Dir == SystemDirs.end())
+      return false;
+    llvm::StringRef Rest = llvm::StringRef(P).drop_front(Dir->size());
+    for (auto C = llvm::sys::path::begin(Rest), E = llvm::sys::path::end(Rest); C != E; ++C)
+      if (*C == "..")
+        return false;
+    for (const char *Special : {"/proc", "/sys", "/dev"})
+      if (under(Real, Special))
+        return false;
+    llvm::sys::fs::file_status St;
+    if (llvm::sys::fs::status(Real, St))
+      return false;
+    return St.type() == llvm::sys::fs::file_type::regular_file ||
+           St.type() == llvm::sys::fs::file_type::directory_file;
   }
 
   bool isFileDir(const llvm::Twine &Path) {
@@ -127,7 +201,9 @@ private:
   }
 
   std::vector<std::string> Roots;
-  std::vector<std::string> FileDirs; // directories of single-file roots
+  std::vector<std::string> FileDirs;   // directories of single-file roots
+  std::vector<std::string> SystemDirs; // system include directories as spelled (systemSpelled)
+  std::vector<std::string> Project;    // the project's directories, real and spelled
 };
 } // namespace
 
@@ -136,13 +212,18 @@ llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> guardFileSystem(const CompilerIn
                                                                 llvm::StringRef Root,
                                                                 llvm::StringRef ClangPath) {
   auto FS = llvm::makeIntrusiveRefCnt<RootedFS>(llvm::vfs::getRealFileSystem());
-  FS->allow(FileDir.str());
-  FS->allow(Root.str());
+  FS->setProject({FileDir.str(), Root.str()});
   FS->allow(llvm::sys::path::parent_path(llvm::sys::path::parent_path(ClangPath)).str()); // …/llvm-19
   const HeaderSearchOptions &HS = Inv.getHeaderSearchOpts();
-  for (const HeaderSearchOptions::Entry &E : HS.UserEntries) // user's and driver's, all groups
-    FS->allow(E.Path);
-  FS->allow(HS.ResourceDir);
+  for (const HeaderSearchOptions::Entry &E : HS.UserEntries) { // user's and driver's, all groups
+    // -iquote, -I (and header maps) are the user's; every other group is a system directory.
+    if (E.Group == frontend::Quoted || E.Group == frontend::Angled ||
+        E.Group == frontend::IndexHeaderMap)
+      FS->allow(E.Path);
+    else
+      FS->allowSystem(E.Path);
+  }
+  FS->allowSystem(HS.ResourceDir);
   if (HS.Sysroot != "/") // the default sysroot "/" is no restriction to grant
     FS->allow(HS.Sysroot);
   for (const std::string &F : HS.VFSOverlayFiles)

@@ -16,7 +16,7 @@
 ;; It checks, through eglot and hydra.el: M-x hydra-generate (repair by the real checker; the
 ;; buffer must equal the expected program and compile; its summary offers `hydra-show-trace',
 ;; which hands the picture of the search to `hydra-trace-opener'), the inline completion path (ghost text
-;; shown, dismissed by typing, accepted with TAB), a settings change reaching the running server
+;; shown, dismissed by typing, a word accepted with M-f, a line with C-e, the rest with TAB), a settings change reaching the running server
 ;; (a plain setq), hydra-cancel, and on Emacs 29+ with Debian's tree-sitter-c-src
 ;; (HYDRA_TEST_TS_C_SRC) a repaired generation in sum.c under `c-ts-mode'.  The set-up is the
 ;; README's snippet as written.  One "ok"/"not ok" line per
@@ -143,6 +143,19 @@ DIR is the project."
       (delete-char -1)
       (hydra-inline-complete)
       (hydra-test-check (hydra-test-wait #'hydra-inline-ghost-text 120) "ghost text is shown again")
+      ;; copilot.el's partial accepts: M-f a word, C-e the rest of the line; the rest stays shown.
+      (let ((line-start (line-beginning-position)))
+        (execute-kbd-macro (kbd "M-f"))
+        (hydra-test-check (equal (buffer-substring-no-properties line-start (point)) "  int")
+                          "M-f (hydra-inline-accept-by-word) inserts the first word"
+                          (buffer-substring-no-properties line-start (point)))
+        (hydra-test-check (string-prefix-p " total = 0;\n" (or (hydra-inline-ghost-text) ""))
+                          "the rest stays shown as ghost text" (hydra-inline-ghost-text))
+        (execute-kbd-macro (kbd "C-e"))
+        (hydra-test-check (equal (buffer-substring-no-properties line-start (point)) "  int total = 0;\n")
+                          "C-e (hydra-inline-accept-by-line) inserts the rest of the line"
+                          (buffer-substring-no-properties line-start (point)))
+        (hydra-test-check (hydra-inline-ghost-text) "the lines after stay shown"))
       (execute-kbd-macro (kbd "TAB"))
       (hydra-test-check (null (hydra-inline-ghost-text)) "TAB removes the ghost text")
       (hydra-test-check (equal (buffer-string) expected) "TAB inserts the completion"

@@ -19,7 +19,9 @@
 #   tui-inline:  hydra-inline-mode: TAB (indent) and Backspace ask again after a pause, a mode-line
 #                mark while the server works, typing dismisses, TAB accepts, nothing in comments;
 #   tui-inline-cancel: typing cancels the running request ($/cancelRequest);
-#   clangd: clangd-test.el, the real clangd-19 behind `hydra lsp'.
+#   clangd: clangd-test.el, the real clangd-19 behind `hydra lsp';
+#   install (only when named; Emacs 29+; HYDRA_TEST_ARCHIVE=make dist's archive): install-test.el,
+#   package-vc-install from a local clone, M-x hydra-install-server from the archive, a generation.
 # Run some: editors/emacs/test/run.sh tui-inline. Exit status 0 when every check passed.
 set -uo pipefail
 # shellcheck source=../../testlib.sh
@@ -285,12 +287,26 @@ case_clangd() {
   editor_test_no_orphans "emacs clangd" || status=1
 }
 
+# install (only when named; Emacs 29+, which has package-vc; HYDRA_TEST_ARCHIVE: the release
+# archive of make dist): install-test.el.
+case_install() {
+  echo "--- emacs: package-vc-install, then hydra-install-server, then a generation"
+  [ -n "${HYDRA_TEST_ARCHIVE:-}" ] || { echo "not ok - emacs install: HYDRA_TEST_ARCHIVE (make dist's archive) is not set"; status=1; return; }
+  env HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" HYDRA_TEST_DIR="$WORKDIR" \
+    HYDRA_TEST_EXPECTED="$HYDRA_TESTDATA/sum.expected.cpp" HYDRA_TEST_ARCHIVE="$HYDRA_TEST_ARCHIVE" \
+    timeout 300 "$EMACS" --batch -l "$EDITORS_DIR/emacs/test/install-test.el" </dev/null 2>"$WORKDIR/emacs-install.log" || status=1
+  echo "  emacs messages:"
+  sed -e '/^$/d' -e '/^Loading /d' -e 's/^/    | /' "$WORKDIR/emacs-install.log" | tail -n 20
+  editor_test_no_orphans "emacs install" || status=1
+}
+
 cases=("$@")
 [ ${#cases[@]} -eq 0 ] && cases=(batch clangd tui-typing tui-typing-broken tui-follow tui-code-action tui-inline tui-inline-cancel)
 for c in "${cases[@]}"; do
   case "$c" in
   batch) case_batch ;;
   clangd) case_clangd ;;
+  install) case_install ;;
   tui-typing) case_tui_typing ;;
   tui-typing-broken) case_tui_typing_broken ;;
   tui-follow) case_tui_follow ;;

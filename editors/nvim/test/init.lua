@@ -6,7 +6,11 @@
 -- work directory with the C++ file); this file reads what it needs from the environment:
 --   HYDRA_TEST_CASE      "generate" (require("hydra").code_action → repaired program), "menu"
 --                        (the same through vim.lsp.buf.code_action's menu), "settings"
---                        (update_settings reaches the running server) or "cancel"
+--                        (update_settings reaches the running server), "cancel", "lazy" (the
+--                        README's lazy.nvim spec: its build step installs the server into an
+--                        empty data directory, from $HYDRA_ARCHIVE or from source, then
+--                        "generate") or "lsp-file" (lsp/hydra.lua starts the server, then
+--                        "generate")
 --   HYDRA_TEST_CMD       the server command, words separated by spaces ("…/bin/hydra lsp")
 --   HYDRA_TEST_FILE      the C++ file to open; the cursor goes to its end
 --   HYDRA_TEST_EXPECTED  file holding the buffer text expected after generation ("generate")
@@ -69,20 +73,90 @@ local function compiles(text)
   return vim.v.shell_error == 0, out
 end
 
+-- lazy_install does what lazy.nvim does with the README's spec (readme_spec.lua) in a Neovim
+-- whose data directory is empty (run.sh gives it a fresh XDG_DATA_HOME): build(plugin), which
+-- installs the server from $HYDRA_ARCHIVE when set, else from source, then config(plugin).
+local function lazy_install()
+  local spec, plugin = dofile(vim.fn.fnamemodify(this, ":p:h") .. "/readme_spec.lua")(env("HYDRA_MODEL_URL"))
+  local want = vim.fn.stdpath("data") .. "/hydra/bin/hydra"
+  check(vim.fn.filereadable(want) == 0, "the data directory starts empty", want)
+  check(type(spec.build) == "function" and spec[1] == "hydra-lsp/hydra", "the README's spec has a build step")
+  local ok, e = pcall(spec.build, plugin)
+  check(ok, "the build step ran (" .. (os.getenv("HYDRA_ARCHIVE") and "from the archive" or "from source") .. ")", tostring(e))
+  local out = vim.fn.system({ want, "--version" })
+  check(vim.v.shell_error == 0 and out:match("^hydra %S+") ~= nil, "it installed a server that answers --version", want .. ": " .. out)
+  -- lazy.nvim puts the plugin's root on 'runtimepath', not editors/nvim: config() adds that.
+  vim.opt.runtimepath:remove(plugin_dir)
+  package.loaded["hydra"], package.loaded["hydra.inline"], package.loaded["hydra.install"] = nil, nil, nil
+  spec.config(plugin)
+  local hydra = require("hydra")
+  check(hydra.config.cmd[1] == want, "setup() starts the installed server", vim.inspect(hydra.config.cmd))
+  hydra.config.trace_opener = { env("HYDRA_TEST_OPENER") }
+end
+
+-- lsp_file starts the server from lsp/hydra.lua, Neovim 0.11's way: vim.lsp.config and
+-- vim.lsp.enable. Older Neovims have no vim.lsp.enable: there the file's table is checked for
+-- nvim-lspconfig's shape and given to vim.lsp.start, as vim.lsp.enable would (name, root_dir).
+local function lsp_file(settings)
+  local path = plugin_dir .. "/lsp/hydra.lua"
+  local cfg = dofile(path)
+  check(type(cfg.cmd) == "table" and cfg.cmd[#cfg.cmd] == "lsp", "lsp/hydra.lua: cmd runs `hydra lsp`", vim.inspect(cfg.cmd))
+  check(vim.deep_equal(cfg.filetypes, { "c", "cpp" }), "lsp/hydra.lua: filetypes c and cpp", vim.inspect(cfg.filetypes))
+  check(type(cfg.root_markers) == "table" and vim.tbl_contains(cfg.root_markers, "compile_commands.json"),
+    "lsp/hydra.lua: root_markers", vim.inspect(cfg.root_markers))
+  check(type(cfg.on_attach) == "function" and type(cfg.before_init) == "function" and type(cfg.handlers) == "table",
+    "lsp/hydra.lua: on_attach, before_init and the plugin's handlers")
+  check(vim.fn.exists(":HydraGenerate") == 2, "lsp/hydra.lua defines the plugin's commands")
+  local hydra = require("hydra")
+  hydra.config.trace_opener = { env("HYDRA_TEST_OPENER") }
+  local server = vim.split(env("HYDRA_TEST_CMD"), " ", { trimempty = true })[1]
+  local version = vim.fn.execute("version"):match("NVIM v(%S+)")
+  if vim.lsp.enable then
+    io.stdout:write("# Neovim " .. version .. ": vim.lsp.config + vim.lsp.enable\n")
+    vim.lsp.config("hydra", { cmd = { server, "lsp" }, settings = { hydra = settings } })
+    vim.lsp.enable("hydra")
+    return
+  end
+  io.stdout:write("# Neovim " .. version .. " has no vim.lsp.enable: the file's table goes to vim.lsp.start\n")
+  cfg.cmd = { server, "lsp" }
+  cfg.settings = { hydra = settings }
+  cfg.name = "hydra"
+  vim.api.nvim_create_autocmd("FileType", {
+    pattern = cfg.filetypes,
+    callback = function(ev)
+      cfg.root_dir = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(ev.buf), ":p:h")
+      if vim.lsp.start then
+        vim.lsp.start(cfg, { bufnr = ev.buf })
+      else -- Neovim 0.7
+        vim.lsp.buf_attach_client(ev.buf, vim.lsp.start_client(cfg))
+      end
+    end,
+  })
+end
+
 local function run()
   local case = env("HYDRA_TEST_CASE")
+  local settings = {
+    modelUrl = env("HYDRA_MODEL_URL"),
+    model = env("HYDRA_MODEL", "stand-in"),
+    maxAttempts = 8,
+  }
+  if case == "lazy" then
+    lazy_install()
+    case = "generate"
+  elseif case == "lsp-file" then
+    lsp_file(settings)
+    case = "generate"
+  else
+    require("hydra").setup({
+      cmd = vim.split(env("HYDRA_TEST_CMD"), " ", { trimempty = true }),
+      lspconfig = false,
+      notify = true,
+      trace_opener = { env("HYDRA_TEST_OPENER") },
+      settings = settings,
+    })
+  end
   local hydra = require("hydra")
-  hydra.setup({
-    cmd = vim.split(env("HYDRA_TEST_CMD"), " ", { trimempty = true }),
-    lspconfig = false,
-    notify = true,
-    trace_opener = { env("HYDRA_TEST_OPENER") },
-    settings = {
-      modelUrl = env("HYDRA_MODEL_URL"),
-      model = env("HYDRA_MODEL", "stand-in"),
-      maxAttempts = 8,
-    },
-  })
   local file = env("HYDRA_TEST_FILE")
   local original = read_file(file)
   vim.cmd("edit " .. vim.fn.fnameescape(file))

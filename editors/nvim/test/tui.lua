@@ -8,41 +8,19 @@
 -- ("r", "rm") was ever seen, the buffer's lines, the cursor, the generation's state and the ghost
 -- text's. It asserts nothing: run.sh does, from this file and the screen.
 local this = debug.getinfo(1, "S").source:sub(2)
-local plugin_dir = vim.fn.fnamemodify(this, ":p:h:h")
 vim.opt.swapfile = false
 vim.cmd("filetype plugin indent on")
 vim.cmd("syntax on")
 vim.opt.expandtab = true
 vim.opt.shiftwidth = 2
 
--- The README's lazy.nvim spec for the plugin, as written: only its paths (the plugin's directory;
--- "hydra" becomes the full path of bin/hydra) and the model's URL are replaced. lazy.nvim's part
--- is done here: the spec's dir goes on 'runtimepath', then its config() runs.
-local function readme_spec()
-  local root = vim.fn.fnamemodify(plugin_dir, ":h:h")
-  local readme = table.concat(vim.fn.readfile(root .. "/README.md"), "\n")
-  local section = readme:find("\n### Neovim", 1, true)
-  local start = readme:find("```lua\n", section, true)
-  local finish = readme:find("\n```", start + 7, true)
-  local snippet = readme:sub(start + 7, finish)
-  local replace = {
-    { '"/path/to/hydra/editors/nvim"', string.format("%q", plugin_dir) },
-    { '{ "hydra", "lsp" }', "{ " .. table.concat(vim.tbl_map(function(w)
-      return string.format("%q", w)
-    end, vim.split(os.getenv("HYDRA_TEST_CMD"), " ", { trimempty = true })), ", ") .. " }" },
-    { '"http://127.0.0.1:8000/v1"', string.format("%q", os.getenv("HYDRA_MODEL_URL")) },
-  }
-  for _, r in ipairs(replace) do
-    local i = snippet:find(r[1], 1, true)
-    assert(i, "the README's Neovim snippet no longer has " .. r[1])
-    snippet = snippet:sub(1, i - 1) .. r[2] .. snippet:sub(i + #r[1])
-  end
-  return assert(loadstring("return " .. snippet, "README.md"))()
-end
-
-local spec = readme_spec()
-vim.opt.runtimepath:prepend(spec.dir)
-spec.config()
+-- The README's lazy.nvim spec for the plugin, as written (readme_spec.lua): its config() runs as
+-- lazy.nvim runs it. Its server is `hydra` on PATH: run.sh puts bin/hydra's directory first and
+-- gives Neovim an empty data directory (no server installed there).
+local spec, plugin = dofile(vim.fn.fnamemodify(this, ":p:h") .. "/readme_spec.lua")(os.getenv("HYDRA_MODEL_URL"))
+local server = vim.split(os.getenv("HYDRA_TEST_CMD"), " ", { trimempty = true })[1]
+vim.env.PATH = vim.fn.fnamemodify(server, ":h") .. ":" .. vim.env.PATH
+spec.config(plugin)
 
 local hydra = require("hydra")
 if os.getenv("HYDRA_TEST_INLINE") == "0" then

@@ -7,6 +7,8 @@
 # Screenshots of failed checks go to a temporary folder that is printed (and kept).
 #   vscode-extension/test/vscode/run.sh [FILE.vsix]
 #   HYDRA_TEST_FRAMES=DIR …   also records the first repair's frames (editors/docs/shots-to-svg.mjs)
+#   HYDRA_VSCODE_SERVER=bundled|wrong-path …   which server the extension must find (below; for
+#                             the platform VSIX of `make vsix`)
 # Exit status 0 when every check passed and no process outlived code-server.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -47,6 +49,35 @@ printf '#include "sumlib.h"\n\nint sum(const std::vector<int>& v) {\n\nint twice
 jq -n --arg d "$ws/proj" '[{directory: $d, file: "src/stats.cpp",
   arguments: ["/usr/bin/g++", "-std=gnu++17", "-Iinclude", "-Wall", "-o", "stats.o", "-c", "src/stats.cpp"]}]' \
   >"$ws/proj/compile_commands.json"
+# Which server the extension finds (HYDRA_VSCODE_SERVER): "setting" (default) sets hydra.path to
+# bin/hydra; "bundled" sets nothing and leaves hydra off PATH, so that a platform VSIX's own server
+# (make vsix) must run; "wrong-path" sets hydra.path to a path that does not exist, so the
+# extension must say so and fall back to the bundled server.
+server_mode="${HYDRA_VSCODE_SERVER:-setting}"
+case "$server_mode" in
+setting) path_setting="\"hydra.path\": \"$HYDRA_BIN\"" ;;
+bundled) path_setting="" ;;
+wrong-path) path_setting='"hydra.path": "/nonexistent/dir/hydra"' ;;
+*) echo "vscode: HYDRA_VSCODE_SERVER=$server_mode: want setting, bundled or wrong-path" >&2; exit 2 ;;
+esac
+cs_path="$PATH"
+if [ "$server_mode" != setting ]; then
+  cs_path="$(tr : '\n' <<<"$PATH" | while read -r d; do [ -x "$d/hydra" ] || printf '%s\n' "$d"; done | paste -sd:)"
+  if env PATH="$cs_path" sh -c 'command -v hydra' >/dev/null; then
+    echo "vscode: hydra is still on PATH ($cs_path)" >&2
+    exit 2
+  fi
+fi
+# hydra.path is machine-scoped: code-server's window is a remote one, whose machine settings are
+# the Machine folder's, not the User folder's (VS Code ignores a machine setting there).
+mkdir -p "$ud/Machine"
+printf '{ %s }\n' "$path_setting" >"$ud/Machine/settings.json"
+# A workspace's settings must not choose the program the extension runs (hydra.path has machine
+# scope): this workspace names a script that leaves a mark if it is ever run.
+mkdir -p "$ws/.vscode" "$ws/tools"
+printf '#!/bin/sh\ntouch "%s"\nexit 1\n' "$WORKDIR/workspace-hydra-ran" >"$ws/tools/hydra"
+chmod +x "$ws/tools/hydra"
+printf '{ "hydra.path": "%s", "hydra.serverPath": "%s" }\n' "$ws/tools/hydra" "$ws/tools/hydra" >"$ws/.vscode/settings.json"
 # Restricted Mode would keep the extension off; the welcome page and the chat panel would cover
 # the editor. The model URL reaches the server only from here (code-server's environment has none).
 cat >"$ud/User/settings.json" <<EOF
@@ -58,20 +89,19 @@ cat >"$ud/User/settings.json" <<EOF
   "telemetry.telemetryLevel": "off",
   "extensions.autoCheckUpdates": false,
   "extensions.autoUpdate": false,
-  "hydra.serverPath": "$HYDRA_BIN",
   "hydra.modelUrl": "$HYDRA_MODEL_URL",
   "hydra.model": "$HYDRA_MODEL"
 }
 EOF
 
-cs() { env -u HYDRA_MODEL_URL -u HYDRA_MODEL XDG_CONFIG_HOME="$WORKDIR/config" HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" "$node24" "$entry" "$@"; }
+cs() { env -u HYDRA_MODEL_URL -u HYDRA_MODEL PATH="$cs_path" XDG_CONFIG_HOME="$WORKDIR/config" HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" "$node24" "$entry" "$@"; }
 cs --user-data-dir "$ud" --extensions-dir "$WORKDIR/extensions" --install-extension "$vsix" >"$WORKDIR/install.log" 2>&1 || {
   echo "vscode: installing $vsix failed:" >&2
   cat "$WORKDIR/install.log" >&2
   exit 1
 }
 # Started directly, not through cs(), so that $! is code-server's own process.
-env -u HYDRA_MODEL_URL -u HYDRA_MODEL XDG_CONFIG_HOME="$WORKDIR/config" HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" \
+env -u HYDRA_MODEL_URL -u HYDRA_MODEL PATH="$cs_path" XDG_CONFIG_HOME="$WORKDIR/config" HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" \
   "$node24" "$entry" --auth none --bind-addr 127.0.0.1:0 --disable-telemetry --disable-update-check \
   --user-data-dir "$ud" --extensions-dir "$WORKDIR/extensions" "$ws" >"$WORKDIR/code-server.log" 2>&1 &
 cs_pid=$!
@@ -91,7 +121,7 @@ else
   url="${url%/}"
   echo "vscode: code-server at $url (pid $cs_pid), workspace $ws"
   HYDRA_VSCODE_URL="$url" HYDRA_VSCODE_WS="$ws" HYDRA_VSCODE_USER="$ud/User" HYDRA_VSCODE_SHOTS="$shots" \
-    HYDRA_TESTDATA="$HYDRA_TESTDATA" HYDRA_VSCODE_TOOLS="$tools" \
+    HYDRA_TESTDATA="$HYDRA_TESTDATA" HYDRA_VSCODE_TOOLS="$tools" HYDRA_VSCODE_SERVER="$server_mode" HYDRA_BIN="$HYDRA_BIN" HYDRA_VSCODE_MARK="$WORKDIR/workspace-hydra-ran" \
     timeout 900 "$node24" "$here/vscode.test.mjs" || status=1
 fi
 

@@ -9,6 +9,10 @@
 //   HYDRA_VSCODE_SHOTS where screenshots of failures go  HYDRA_VSCODE_TOOLS setup.sh's folder
 //   HYDRA_TEST_FRAMES  (optional) a folder for the frames of the repair (editors/docs/shots-to-svg.mjs)
 //   HYDRA_MODEL_URL    the stand-in's URL (only the settings give it to the server)
+//   HYDRA_VSCODE_MARK  the file the workspace's own hydra.path script would leave (never run)
+//   HYDRA_VSCODE_SERVER which server the extension must have started: setting (hydra.path is
+//                      HYDRA_BIN), bundled (the platform VSIX's own), wrong-path (hydra.path does
+//                      not exist: named in a warning, then the bundled one)
 // Prints "ok - …" / "not ok - …" per check and "N passed, M failed"; exits 1 when one failed.
 import { execFileSync } from "node:child_process";
 import console from "node:console";
@@ -33,6 +37,7 @@ const userDir = env("HYDRA_VSCODE_USER");
 const testdata = env("HYDRA_TESTDATA");
 const shots = env("HYDRA_VSCODE_SHOTS");
 const modelUrl = env("HYDRA_MODEL_URL");
+const serverMode = process.env.HYDRA_VSCODE_SERVER || "setting";
 const framesDir = process.env.HYDRA_TEST_FRAMES || "";
 const expected = readFileSync(join(testdata, "sum.expected.cpp"), "utf8");
 const slowPrompt = readFileSync(join(testdata, "slow.cpp"), "utf8");
@@ -287,6 +292,25 @@ try {
     await open("gen.cpp");
     // The extension activates on C++ and starts `hydra lsp`, whose output channel VS Code logs.
     await waitUntil("the Hydra LSP output channel", () => hydraLog() !== "", 60000);
+  });
+
+  await check(`the extension started the server it should (${serverMode})`, async () => {
+    const line = await waitUntil("the server's line in the Hydra LSP output", () => /hydra \S+: (hydra\.path |the bundled server |hydra on PATH).*$/m.exec(hydraLog())?.[0] ?? "", 30000);
+    note(line);
+    // The workspace's .vscode/settings.json names a script of its own as hydra.path (run.sh).
+    const mark = process.env.HYDRA_VSCODE_MARK;
+    assert(!line.includes(join(ws, "tools")), `started the workspace's own hydra.path: ${line}`);
+    assert(mark && !existsSync(mark), `the workspace's hydra.path script was run (${mark})`);
+    if (serverMode === "setting") {
+      assert(line.includes(`hydra.path ${process.env.HYDRA_BIN}`), `started ${line}, want hydra.path ${process.env.HYDRA_BIN}`);
+      return;
+    }
+    assert(/the bundled server \S*\/extensions\/\S*\/server\/bin\/hydra/.test(line), `started ${line}, want the bundled server`);
+    if (serverMode === "wrong-path") {
+      const want = "hydra.path /nonexistent/dir/hydra does not work (no such file)";
+      assert(hydraLog().includes(want), `the output lacks "${want}"`);
+      await waitUntil("the warning naming hydra.path", async () => (await toastTexts()).some((t) => t.includes(want)), 15000);
+    }
   });
 
   await check("palette: Hydra: Generate with Repair at line 5, column 1 repairs the program", async () => {

@@ -22,8 +22,9 @@ M.CMD_CANCEL = "hydra.cancel"
 M.INLINE_TOKEN = "hydra.nvim-inline-"
 
 local defaults = {
-  -- cmd starts the server; `hydra` must be on $PATH unless a full path is given.
-  cmd = { "hydra", "lsp" },
+  -- cmd starts the server. nil: the server the README's build step installed
+  -- (stdpath("data")/hydra/bin/hydra, lua/hydra/install.lua), else `hydra` on $PATH.
+  cmd = nil,
   filetypes = { "c", "cpp" },
   -- root_markers find the workspace root upwards from the buffer's file.
   root_markers = { "compile_commands.json", "compile_flags.txt", ".git", "go.mod" },
@@ -45,10 +46,17 @@ local defaults = {
   hold_ms = 1200,
   -- inline: ghost text from the server's inline completion in insert mode (lua/hydra/inline.lua):
   --   enabled   ask after a pause in typing (false: never)
-  --   delay_ms  the pause
-  --   accept_key / dismiss_key  insert-mode keys (false: no mapping)
+  --   debounce  the pause, in ms (nil: delay_ms, its older name, when set, else 400)
+  --   keymap    insert-mode keys, named as copilot.lua's and minuet-ai's (false: no mapping):
+  --             accept, accept_word, accept_line, next, prev, dismiss (accept_key and
+  --             dismiss_key, the older names of accept and dismiss, are still read)
   --   native    on Neovim 0.12+, use vim.lsp.inline_completion (nil = when present)
-  inline = { enabled = true, delay_ms = 400, accept_key = "<Tab>", dismiss_key = "<C-]>", native = nil },
+  inline = {
+    enabled = true,
+    debounce = nil,
+    keymap = { accept = "<Tab>", accept_word = false, accept_line = false, next = "<M-]>", prev = "<M-[>", dismiss = "<C-]>" },
+    native = nil,
+  },
   -- trace_opener: how :HydraShowTrace opens the picture of a search (an SVG file): nil = the
   -- desktop's handler, vim.ui.open on Neovim 0.10+ (xdg-open, wslview, open…), `xdg-open`
   -- (`open` on macOS) before; a list of words = that command, the file's path added; a
@@ -478,6 +486,14 @@ local function on_attach(client, b)
   end
 end
 
+--- on_attach is what the plugin does when the server attaches to buffer b (ghost text, omnifunc,
+--- the user's on_attach); lsp/hydra.lua gives it to vim.lsp.config.
+M.on_attach = on_attach
+
+--- settings_section returns the "hydra" configuration section the server is sent (the settings
+--- option, and clientShowsSummary).
+M.settings_section = settings_section
+
 local function client_config(bufnr)
   local settings = settings_section()
   return {
@@ -894,9 +910,13 @@ local function define_commands()
   end, { desc = "Hydra: open the picture of the last generation's search (SVG)" })
 end
 
---- setup configures the plugin; see `defaults` above for the options.
-function M.setup(opts)
+--- prepare configures the plugin (see `defaults` above for the options) and defines its commands,
+--- without starting a server: setup() below, or Neovim 0.11's vim.lsp.enable("hydra") with
+--- lsp/hydra.lua, starts it.
+function M.prepare(opts)
+  M.prepared = true
   M.config = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts or {})
+  M.config.cmd = M.config.cmd or require("hydra.install").cmd()
   define_commands()
   -- Route the built-in code action menu (vim.lsp.buf.code_action) through this plugin, so a
   -- picked Hydra action gets progress and an end-of-generation report too.
@@ -906,6 +926,11 @@ function M.setup(opts)
       execute(client, ctx.bufnr or vim.api.nvim_get_current_buf(), command)
     end
   end
+end
+
+--- setup configures the plugin (prepare) and starts or attaches the server for C and C++ buffers.
+function M.setup(opts)
+  M.prepare(opts)
   -- nvim-lspconfig when asked for, or by default when it is installed on Neovim < 0.11 (from 0.11
   -- the built-in vim.lsp.start path below is what lspconfig itself builds on).
   local use_lspconfig = M.config.lspconfig

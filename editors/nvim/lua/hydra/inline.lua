@@ -2,12 +2,16 @@
 -- insert mode, as copilot.vim does.
 --
 -- Neovim 0.7–0.11: the first line of the completion is extmark virtual text at the cursor, the
--- rest virt_lines below it. The accept key (Tab) inserts it; typing, moving or leaving insert
--- mode dismisses it and cancels a request still running ($/cancelRequest: the server stops its
--- search and model stream). A "thinking" mark (end-of-line virtual text, and status()) shows
--- while the server works. No request is made in a comment or a string.
--- Neovim 0.12+: vim.lsp.inline_completion does the asking and the showing; the accept key calls
--- vim.lsp.inline_completion.get().
+-- rest virt_lines below it. The keys are named as copilot.lua's and minuet-ai's
+-- (inline.keymap): accept (Tab) inserts it, accept_word and accept_line insert its next word or
+-- line and leave the rest shown, next and prev show the server's other completions (asking for
+-- one when none is shown), dismiss hides it. Typing, moving or leaving insert mode dismisses it and
+-- cancels a request still running ($/cancelRequest: the server stops its search and model
+-- stream). A "thinking" mark (end-of-line virtual text, and status()) shows while the server
+-- works. The request goes out after inline.debounce ms without typing; none is made in a comment
+-- or a string.
+-- Neovim 0.12+: vim.lsp.inline_completion does the asking and the showing; the keys call its
+-- get() (a word or a line of the item for accept_word / accept_line) and select().
 local M = {}
 
 local ns = vim.api.nvim_create_namespace("hydra_inline")
@@ -37,6 +41,41 @@ end
 
 local function native()
   return vim.lsp.inline_completion ~= nil and cfg().native ~= false
+end
+
+--- keymap returns the ghost-text keys: inline.keymap, with the older inline.accept_key and
+--- inline.dismiss_key (when set) for accept and dismiss.
+function M.keymap()
+  local c = cfg()
+  local k = vim.deepcopy(c.keymap or {})
+  if c.accept_key ~= nil then
+    k.accept = c.accept_key
+  end
+  if c.dismiss_key ~= nil then
+    k.dismiss = c.dismiss_key
+  end
+  return k
+end
+
+--- debounce returns the pause in typing, in ms, after which ghost text is asked for:
+--- inline.debounce, or the older inline.delay_ms.
+function M.debounce()
+  local c = cfg()
+  return c.debounce or c.delay_ms or 400
+end
+
+--- part returns the start of text that accept_word ("word": leading blanks and punctuation, then
+--- a word) or accept_line ("line": up to and including the first line break after the first
+--- character) inserts; all of text for nil.
+function M.part(text, what)
+  if what == "word" then
+    local _, e = text:find("^%s*%p*[^%s%p]*")
+    return text:sub(1, math.max(e or 0, 1))
+  elseif what == "line" then
+    local nl = text:find("\n", 2, true)
+    return nl and text:sub(1, nl) or text
+  end
+  return text
 end
 
 local function termcodes(keys)
@@ -197,6 +236,8 @@ local function item_text(item)
   return type(t) == "string" and t or nil
 end
 
+local draw
+
 -- show puts item's text as ghost text at (row, col) of buffer b.
 local function show(b, row, col, item)
   local text = item_text(item)
@@ -225,6 +266,14 @@ local function show(b, row, col, item)
   if text == "" then
     return
   end
+  draw(b, row, col, text)
+end
+
+-- draw shows text as ghost text at (row, col) of buffer b and remembers it as the item the keys
+-- act on.
+draw = function(b, row, col, text)
+  local line = vim.api.nvim_buf_get_lines(b, row, row + 1, false)[1] or ""
+  local after = line:sub(col + 1)
   local hl = cfg().hl or "Comment"
   local lines = vim.split((text:gsub("\t", "    ")), "\n", { plain = true })
   local opts = { virt_text = { { lines[1], hl } }, hl_mode = "combine", priority = 200 }
@@ -289,6 +338,7 @@ function M.request(b)
     end
     local items = result.items or result
     if type(items) == "table" and items[1] then
+      s.items, s.index = items, 1
       show(b, row, col, items[1])
     end
   end, b)
@@ -302,28 +352,74 @@ function M.request(b)
   return true
 end
 
---- accept inserts the ghost text shown in buffer b and puts the cursor after it; false when none
---- is shown.
-function M.accept(b)
-  b = (b == nil or b == 0) and vim.api.nvim_get_current_buf() or b
+-- current returns buffer b's state and the ghost text shown there while the buffer and the
+-- cursor are as when it was shown; else it clears what is left and returns nil.
+local function current(b)
   local s = st[b]
   local it = s and s.item
   if not it then
-    return false
+    return nil
   end
   local cursor = vim.api.nvim_win_get_cursor(0)
   if vim.api.nvim_buf_get_changedtick(b) ~= it.tick or cursor[1] - 1 ~= it.row or cursor[2] ~= it.col then
     M.clear(b, true)
+    return nil
+  end
+  return s, it
+end
+
+--- accept inserts the ghost text shown in buffer b and puts the cursor after it; false when none
+--- is shown. what = "word" or "line" inserts only its next word or line (M.part), and the rest
+--- stays shown after the cursor.
+function M.accept(b, what)
+  b = (b == nil or b == 0) and vim.api.nvim_get_current_buf() or b
+  local s, it = current(b)
+  if not s then
     return false
   end
+  local text = M.part(it.text, what)
+  local rest = it.text:sub(#text + 1)
   M.clear(b, true)
-  local lines = vim.split(it.text, "\n", { plain = true })
+  local lines = vim.split(text, "\n", { plain = true })
   vim.api.nvim_buf_set_text(b, it.row, it.col, it.row, it.col, lines)
   local last_row = it.row + #lines - 1
   local last_col = #lines == 1 and it.col + #lines[1] or #lines[#lines]
   vim.api.nvim_win_set_cursor(0, { last_row + 1, last_col })
   s.accepted_tick = vim.api.nvim_buf_get_changedtick(b)
   M.stats.accepted = M.stats.accepted + 1
+  if rest ~= "" then
+    s.items, s.index = { { insertText = rest } }, 1
+    draw(b, last_row, last_col, rest)
+  end
+  return true
+end
+
+--- cycle shows the server's next (step 1) or previous (step -1) completion in buffer b; with none
+--- shown it asks for one now. False when there is nothing to do.
+function M.cycle(b, step)
+  b = (b == nil or b == 0) and vim.api.nvim_get_current_buf() or b
+  local s, it = current(b)
+  if not s then
+    return M.request(b)
+  end
+  local n = s.items and #s.items or 0
+  if n < 2 then
+    return true -- the one completion there is stays shown
+  end
+  s.index = (s.index - 1 + step) % n + 1
+  show(b, it.row, it.col, s.items[s.index])
+  return true
+end
+
+--- dismiss hides the ghost text of buffer b and cancels a request still running; false when
+--- there was neither.
+function M.dismiss(b)
+  b = (b == nil or b == 0) and vim.api.nvim_get_current_buf() or b
+  local s = st[b]
+  if not s or not (s.item or s.req) then
+    return false
+  end
+  M.clear(b, true)
   return true
 end
 
@@ -331,8 +427,11 @@ end
 -- cancelled, and a new one is asked for after the pause.
 local function typed(b)
   local s = bstate(b)
+  if vim.api.nvim_buf_get_changedtick(b) == s.accepted_tick then
+    return -- the accepted text itself (the rest of a partial accept stays shown)
+  end
   M.clear(b, true)
-  if cfg().enabled == false or vim.api.nvim_buf_get_changedtick(b) == s.accepted_tick then
+  if cfg().enabled == false then
     return
   end
   local my = s.seq
@@ -340,7 +439,7 @@ local function typed(b)
     if s.seq == my and vim.api.nvim_buf_is_valid(b) then
       M.request(b)
     end
-  end, cfg().delay_ms or 400)
+  end, M.debounce())
 end
 
 -- without_final_break returns, for vim.lsp.inline_completion.get's on_accept (Neovim 0.12+), a
@@ -348,9 +447,13 @@ end
 -- line's own break ends the text there, as the ghost text of 0.7–0.11 above does. Inserted as it
 -- is (0.12's Completor:accept sets the text over the item's range), it left a blank line after
 -- the accepted code.
-local function without_final_break(b)
+local function without_final_break(b, what)
   return function(item)
     local text = item.insert_text
+    if what and type(text) == "string" then
+      item.insert_text = M.part(text, what)
+      return item
+    end
     if type(text) ~= "string" or text:sub(-1) ~= "\n" then
       return item
     end
@@ -381,15 +484,37 @@ function M.attach(b)
     return
   end
   s.attached = true
+  local keys = M.keymap()
+  -- map maps key (when set) in insert mode to act(); where act() did nothing the key does what it
+  -- did before (fallback).
+  local function map(key, desc, act)
+    if not key then
+      return
+    end
+    local otherwise = fallback(b, key)
+    vim.keymap.set("i", key, function()
+      if not act() then
+        otherwise()
+      end
+    end, { buffer = b, silent = true, desc = "Hydra: " .. desc })
+  end
   if native() then
+    local ic = vim.lsp.inline_completion
     vim.lsp.inline_completion.enable(true, { bufnr = b })
-    if c.accept_key then
-      local otherwise = fallback(b, c.accept_key)
-      vim.keymap.set("i", c.accept_key, function()
-        if not vim.lsp.inline_completion.get({ bufnr = b, on_accept = without_final_break(b) }) then
-          otherwise()
-        end
-      end, { buffer = b, silent = true, desc = "Hydra: accept the ghost text" })
+    for _, k in ipairs({ { "accept", nil }, { "accept_word", "word" }, { "accept_line", "line" } }) do
+      map(keys[k[1]], k[1]:gsub("_", " ") .. " of the ghost text", function()
+        return ic.get({ bufnr = b, on_accept = without_final_break(b, k[2]) })
+      end)
+    end
+    if ic.select then
+      map(keys.next, "next ghost text", function()
+        ic.select({ bufnr = b, count = 1 })
+        return true
+      end)
+      map(keys.prev, "previous ghost text", function()
+        ic.select({ bufnr = b, count = -1 })
+        return true
+      end)
     end
     return
   end
@@ -419,24 +544,24 @@ function M.attach(b)
       M.clear(b, true)
     end,
   })
-  if c.accept_key then
-    local otherwise = fallback(b, c.accept_key)
-    vim.keymap.set("i", c.accept_key, function()
-      if not M.accept(b) then
-        otherwise()
-      end
-    end, { buffer = b, silent = true, desc = "Hydra: accept the ghost text" })
-  end
-  if c.dismiss_key then
-    local otherwise = fallback(b, c.dismiss_key)
-    vim.keymap.set("i", c.dismiss_key, function()
-      if s.item or s.req then
-        M.clear(b, true)
-      else
-        otherwise()
-      end
-    end, { buffer = b, silent = true, desc = "Hydra: dismiss the ghost text" })
-  end
+  map(keys.accept, "accept the ghost text", function()
+    return M.accept(b)
+  end)
+  map(keys.accept_word, "accept the ghost text's next word", function()
+    return M.accept(b, "word")
+  end)
+  map(keys.accept_line, "accept the ghost text's next line", function()
+    return M.accept(b, "line")
+  end)
+  map(keys.next, "next ghost text", function()
+    return M.cycle(b, 1)
+  end)
+  map(keys.prev, "previous ghost text", function()
+    return M.cycle(b, -1)
+  end)
+  map(keys.dismiss, "dismiss the ghost text", function()
+    return M.dismiss(b)
+  end)
 end
 
 return M

@@ -1,0 +1,123 @@
+// Which server the extension starts (src/server.ts), against the real `hydra` (bin/hydra): the
+// hydra.path setting, then the server bundled in the extension (a platform VSIX's server/bin/hydra,
+// here a copy of bin/hydra and its checker in a temporary extension directory), then `hydra` on
+// PATH; the one chosen is started as `hydra lsp` and answers initialize. When none works the
+// message names each one tried and why.
+import "./setup";
+import { strict as assert } from "node:assert";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { bundledServer, fallbackMessage, noServerMessage, resolveServer, serverCandidates } from "../src/server";
+import { hydraBin, Session } from "./harness";
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const stub = require("vscode") as typeof import("./vscode-stub");
+
+describe("the server the extension starts (real bin/hydra)", () => {
+  let tmp: string;
+  let ext: string; // an extension directory with a bundled server
+  let bare: string; // one without
+  let onPath: string; // a directory holding hydra, for PATH
+  let emptyDir: string; // a PATH without hydra
+  const wrong = "/nonexistent/dir/hydra";
+  const config = () => ({ get: <T>(k: string) => stub.settings.hydra?.[k] as T | undefined });
+
+  before(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), "hydra-vscode-server-"));
+    ext = path.join(tmp, "ext");
+    bare = path.join(tmp, "bare");
+    onPath = path.join(tmp, "onpath");
+    emptyDir = path.join(tmp, "empty");
+    for (const d of [path.join(ext, "server", "bin"), bare, onPath, emptyDir]) {
+      fs.mkdirSync(d, { recursive: true });
+    }
+    // Copied without execute bits, as an unpacker that drops them would leave them: the
+    // extension gives them back.
+    const bin = path.dirname(hydraBin());
+    for (const f of ["hydra", "hydra-clang-shim"]) {
+      fs.copyFileSync(path.join(bin, f), path.join(ext, "server", "bin", f));
+      fs.chmodSync(path.join(ext, "server", "bin", f), 0o644);
+    }
+    fs.symlinkSync(hydraBin(), path.join(onPath, "hydra"));
+  });
+  after(() => {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    delete stub.settings.hydra;
+  });
+
+  const envWithPath = (dir: string) => ({ ...process.env, PATH: dir });
+
+  it("a wrong hydra.path falls back to the bundled server, which runs, and says so", async () => {
+    stub.settings.hydra = { path: wrong };
+    const found = await resolveServer(serverCandidates(config(), ext), envWithPath(emptyDir));
+    assert.equal(found.chosen?.candidate.kind, "bundled", JSON.stringify(found));
+    assert.equal(found.chosen?.candidate.command, bundledServer(ext));
+    assert.match(found.chosen!.version, /\S/);
+    assert.equal(fs.statSync(bundledServer(ext)).mode & 0o111, 0o111, "the bundled server's execute bits were not given back");
+    assert.deepEqual(found.failed.map((f) => [f.candidate.kind, f.reason]), [["setting", "no such file"]]);
+    const warn = fallbackMessage(found);
+    assert.ok(warn?.includes(`hydra.path ${wrong} does not work (no such file)`) && warn.includes(bundledServer(ext)), warn);
+    const s = await Session.start(ext, envWithPath(emptyDir));
+    try {
+      assert.equal(s.command, bundledServer(ext));
+      assert.equal(s.serverInfo?.name, "hydra");
+      assert.equal(s.serverInfo?.version, found.chosen!.version);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("the bundled server comes before hydra on PATH", async () => {
+    stub.settings.hydra = {};
+    const found = await resolveServer(serverCandidates(config(), ext), envWithPath(onPath));
+    assert.equal(found.chosen?.candidate.kind, "bundled");
+    assert.deepEqual(found.failed, []);
+  });
+
+  it("hydra.path comes before the bundled server", async () => {
+    stub.settings.hydra = { path: hydraBin() };
+    const s = await Session.start(ext, envWithPath(emptyDir));
+    try {
+      assert.equal(s.command, hydraBin());
+      assert.equal(s.serverInfo?.name, "hydra");
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("without a setting or a bundled server: hydra on PATH", async () => {
+    stub.settings.hydra = {};
+    const s = await Session.start(bare, envWithPath(onPath));
+    try {
+      assert.equal(s.command, "hydra");
+      assert.equal(s.serverInfo?.name, "hydra");
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("when none works, the message names each one tried and why", async () => {
+    stub.settings.hydra = { path: wrong };
+    const found = await resolveServer(serverCandidates(config(), bare), envWithPath(emptyDir));
+    assert.equal(found.chosen, undefined);
+    const msg = noServerMessage(found);
+    for (const want of [`hydra.path ${wrong} (no such file)`, `the bundled server ${bundledServer(bare)} (no such file)`, "hydra on PATH (not found)"]) {
+      assert.ok(msg.includes(want), `${msg}\nlacks: ${want}`);
+    }
+    await assert.rejects(Session.start(bare, envWithPath(emptyDir)), /no working language server/);
+  });
+
+  it("a hydra.path that is not hydra, or fails, is named with what it did", async () => {
+    for (const [bin, want] of [
+      ["/bin/true", /not a hydra binary/],
+      ["/bin/false", /`--version` failed/],
+      [tmp, /not a file/],
+    ] as const) {
+      stub.settings.hydra = { path: bin };
+      const found = await resolveServer(serverCandidates(config(), bare), envWithPath(emptyDir));
+      assert.equal(found.failed[0].candidate.command, bin);
+      assert.match(found.failed[0].reason, want);
+    }
+  });
+});
