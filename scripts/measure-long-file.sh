@@ -29,6 +29,6 @@ while kill -0 "$pid" 2>/dev/null; do
   sleep 0.2
 done
 wait "$pid" || { cat "$tmp/out"; exit 1; }
-tail -1 "$tmp/out"
+grep -q "; accepted$" "$tmp/out" || { echo "hydra check did not accept the file:"; tail -3 "$tmp/out"; exit 1; }
 echo "clang-19 -fsyntax-only: $((clang_kb / 1024)) MB peak"
 echo "hydra check (checker):  $((peak / 1024)) MB peak ($(awk -v a="$peak" -v b="$clang_kb" 'BEGIN { printf "%.2f", a / b }')x)"
