@@ -696,6 +696,20 @@ this command is for doing it again."
     (jsonrpc-notify server :workspace/didChangeConfiguration
                     (list :settings (list :hydra (hydra--settings))))))
 
+(defun hydra--signal-configuration (orig server)
+  "Around `eglot-signal-didChangeConfiguration': ORIG, except for `hydra lsp'.
+eglot sends SERVER `eglot-workspace-configuration', which a repository's
+.dir-locals.el can set without asking (eglot marks it a safe local variable).
+A workspace must not choose the model server, the API key's variable or the
+clangd program, so `hydra lsp' is sent the `hydra-' options only, as
+`hydra-send-configuration' does."
+  (if (cl-typep server 'hydra-eglot-server)
+      (jsonrpc-notify server :workspace/didChangeConfiguration
+                      (list :settings (list :hydra (hydra--settings))))
+    (funcall orig server)))
+
+(advice-add 'eglot-signal-didChangeConfiguration :around #'hydra--signal-configuration)
+
 (defvar hydra--configuration-timer nil)
 
 (defun hydra--setting-changed (_symbol _value operation _where)
