@@ -630,7 +630,10 @@ func (s *Server) applyEdit(ctx context.Context, uri string, version int, version
 		we.Changes = map[string][]TextEdit{uri: {edit}}
 	}
 	var res ApplyWorkspaceEditResult
-	ctx, cancel := context.WithTimeout(ctx, s.applyEditTimeout())
+	// Once sent, the edit is the client's: it applies it whether or not the generation is
+	// cancelled meanwhile, so its answer is awaited (up to the timeout) even then; otherwise
+	// the summary would not count text the document shows.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.applyEditTimeout())
 	defer cancel()
 	if err := s.conn.Call(ctx, "workspace/applyEdit", ApplyWorkspaceEditParams{Edit: we}, &res); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -663,6 +666,11 @@ func (s *Server) finish(g *generation, prog *progress, res *engine.Result, err e
 	s.mu.Lock()
 	stopReason := g.stopReason
 	shown := g.shown
+	if p := g.pending; p != nil && p.sent && !p.matched && !p.dead {
+		// The client answered that it applied this edit, and its didChange has not come yet
+		// (a stop ends the edit loop without waiting for it): the document shows p's text.
+		shown = p.shown
+	}
 	start := g.start
 	var text string
 	var version int
