@@ -35,12 +35,12 @@ func TestGenerateStreamsAcceptedCodeAndRollsBack(t *testing.T) {
 	}{
 		{
 			name:         "clean generation",
-			rules:        []modeltest.Rule{{PromptSuffix: "// An accumulator.\n", Text: accGood, Chunk: 6, DelayMS: 20}},
+			rules:        []modeltest.Rule{{PromptSuffix: "// An accumulator.\n", Text: accGood, Chunk: 6, DelayMS: 40}},
 			wantAttempts: 1,
 		},
 		{
 			name:         "selected instruction",
-			rules:        []modeltest.Rule{{PromptSuffix: "// An accumulator.\n", Text: accGood, Chunk: 6, DelayMS: 20}},
+			rules:        []modeltest.Rule{{PromptSuffix: "// An accumulator.\n", Text: accGood, Chunk: 6, DelayMS: 40}},
 			selection:    true,
 			wantAttempts: 1,
 		},
