@@ -15,8 +15,17 @@ import (
 // hydra.generate runs at the cut. The scripted stand-in's first attempt has a realistic mistake.
 // The document must end equal to upstream and compile with the project's own GCC command.
 func TestRealProjectGoogletestLSP(t *testing.T) {
-	p := realproject.Googletest(t)
-	for _, c := range realproject.GoogletestCuts {
+	regenerateLSP(t, realproject.Googletest(t), realproject.GoogletestCuts)
+}
+
+// TestRealProjectCJSONLSP does the same in cJSON, C89 under the project's -std=c89 -pedantic
+// -Werror, opened as a C document.
+func TestRealProjectCJSONLSP(t *testing.T) {
+	regenerateLSP(t, realproject.CJSON(t), realproject.CJSONCuts)
+}
+
+func regenerateLSP(t *testing.T, p *realproject.Project, cuts []realproject.Cut) {
+	for _, c := range cuts {
 		t.Run(c.Name, func(t *testing.T) {
 			upstream, prefix, body, suffix := c.Split(t, p)
 			model := modeltest.NewServer(t, c.Script(body))
@@ -25,7 +34,11 @@ func TestRealProjectGoogletestLSP(t *testing.T) {
 			uri := "file://" + path
 			// As a user leaves it after deleting a body: an empty line inside the braces, the
 			// cursor on it.
-			srv.open(uri, "cpp", prefix+"\n"+suffix)
+			lang := "cpp"
+			if filepath.Ext(path) == ".c" {
+				lang = "c"
+			}
+			srv.open(uri, lang, prefix+"\n"+suffix)
 			sum, err := srv.generate(uri, position(prefix, len(prefix)))
 			if err != nil {
 				t.Fatal(err)

@@ -16,9 +16,18 @@ import (
 // own command. In the "inside #if" case the prefix opens `#if GTEST_OS_LINUX` and the suffix
 // closes it.
 func TestRealProjectGoogletestCLI(t *testing.T) {
+	regenerateCLI(t, realproject.Googletest(t), realproject.GoogletestCuts)
+}
+
+// TestRealProjectCJSONCLI does the same in cJSON, C89 under the project's -std=c89 -pedantic
+// -Werror: the first attempts' mistakes are ones only C89 makes.
+func TestRealProjectCJSONCLI(t *testing.T) {
+	regenerateCLI(t, realproject.CJSON(t), realproject.CJSONCuts)
+}
+
+func regenerateCLI(t *testing.T, p *realproject.Project, cuts []realproject.Cut) {
 	t.Setenv("HYDRA_API_KEY", "")
-	p := realproject.Googletest(t)
-	for _, c := range realproject.GoogletestCuts {
+	for _, c := range cuts {
 		t.Run(c.Name, func(t *testing.T) {
 			upstream, prefix, body, suffix := c.Split(t, p)
 			model := modeltest.NewServer(t, c.Script(body))

@@ -1,10 +1,15 @@
-// Package realproject sets up a real C++ project for the tests that regenerate its functions
-// (issue 34, "How it is tested"): googletest, as Debian ships its source in /usr/src/googletest
-// (package googletest; scripts/install-deps.sh test installs it and cmake). Nothing of it is
-// committed here. Googletest copies the project to a temporary directory and configures it with
-// CMake and GCC, so that compile_commands.json holds GCC's commands as on a user's machine; Cuts
-// are real function bodies to regenerate, each with the realistic mistake the scripted stand-in
-// model makes in its first attempt.
+// Package realproject sets up real C and C++ projects for the tests that regenerate their
+// functions (issue 34, "How it is tested"):
+//   - googletest (C++, its test framework, a 6,795-line file, templates, a function inside
+//     #if), as Debian ships its source in /usr/src/googletest (package googletest;
+//     scripts/install-deps.sh test installs it and cmake); nothing of it is committed here;
+//   - cJSON (C89 built with -std=c89 -pedantic -Werror and more, a 3,191-line file), pinned in
+//     testdata/cjson (its upstream files at commit a29814f285cc, MIT licence, LICENSE there).
+//
+// Each is copied to a temporary directory and configured with CMake and GCC, so that
+// compile_commands.json holds GCC's commands as on a user's machine; Cuts are real function
+// bodies to regenerate, each with the realistic mistake the scripted stand-in model makes in
+// its first attempt.
 package realproject
 
 import (
@@ -12,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -41,21 +47,37 @@ type Command struct {
 // cmake, GCC or the source is missing.
 func Googletest(t testing.TB) *Project {
 	t.Helper()
+	if _, err := os.Stat(filepath.Join(GoogletestSrc, "CMakeLists.txt")); err != nil {
+		t.Fatalf("googletest's source is needed (Debian package googletest; scripts/install-deps.sh test): %v", err)
+	}
+	return configure(t, GoogletestSrc, "googletest", "-DCMAKE_CXX_COMPILER=g++", "-Dgtest_build_samples=ON")
+}
+
+// CJSON copies the pinned cJSON and configures it with GCC and the project's own compiler
+// flags (ENABLE_CUSTOM_COMPILER_FLAGS, on by default: -std=c89 -pedantic -Werror…), its tests
+// off (their sources are not pinned).
+func CJSON(t testing.TB) *Project {
+	t.Helper()
+	_, here, _, _ := runtime.Caller(0)
+	return configure(t, filepath.Join(filepath.Dir(here), "testdata", "cjson"), "cjson", "-DENABLE_CJSON_TEST=OFF")
+}
+
+// configure copies src to a temporary directory named name, configures it with CMake, GCC and
+// args, and reads its compile_commands.json.
+func configure(t testing.TB, src, name string, args ...string) *Project {
+	t.Helper()
 	for _, tool := range []string{"cmake", "gcc", "g++"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("%s is needed for the real-project tests (scripts/install-deps.sh test): %v", tool, err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(GoogletestSrc, "CMakeLists.txt")); err != nil {
-		t.Fatalf("googletest's source is needed (Debian package googletest; scripts/install-deps.sh test): %v", err)
-	}
-	dir := filepath.Join(t.TempDir(), "googletest")
-	if out, err := exec.Command("cp", "-r", GoogletestSrc, dir).CombinedOutput(); err != nil {
-		t.Fatalf("copy googletest: %v\n%s", err, out)
+	dir := filepath.Join(t.TempDir(), name)
+	if out, err := exec.Command("cp", "-r", src, dir).CombinedOutput(); err != nil {
+		t.Fatalf("copy %s: %v\n%s", name, err, out)
 	}
 	p := &Project{Dir: dir, Build: filepath.Join(dir, "build")}
-	cmd := exec.Command("cmake", "-S", dir, "-B", p.Build, "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
-		"-DCMAKE_C_COMPILER=gcc", "-DCMAKE_CXX_COMPILER=g++", "-Dgtest_build_samples=ON")
+	cmd := exec.Command("cmake", append([]string{"-S", dir, "-B", p.Build, "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
+		"-DCMAKE_C_COMPILER=gcc"}, args...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("cmake: %v\n%s", err, out)
 	}
@@ -131,6 +153,19 @@ var GoogletestCuts = []Cut{
 	{Name: "inside #if", File: "googletest/src/gtest-port.cc",
 		Sig: "T ReadProcFileField(const std::string& filename, int field) {\n", Close: "}\n",
 		Mistake: "std::strin dummy", Fix: "std::string dummy", CompiledBy: "googletest/src/gtest-all.cc"},
+}
+
+// CJSONCuts are the bodies regenerated in cJSON.c (3,191 lines, C89 under -Werror), each with a
+// mistake only C89 makes one: a `//` comment (no comment in C89: two '/' tokens), and one on a
+// directive line in a body that has its own #ifdef … #endif (extra tokens at the end of
+// #ifdef, an error under -Werror).
+var CJSONCuts = []Cut{
+	{Name: "C89 under -Werror, file over 2,000 lines", File: "cJSON.c",
+		Sig: "static cJSON_bool compare_double(double a, double b)\n{\n", Close: "}\n",
+		Mistake: "fabs(a) : fabs(b); // the larger", Fix: "fabs(a) : fabs(b);", CompiledBy: "cJSON.c"},
+	{Name: "body with its own #ifdef", File: "cJSON.c",
+		Sig: "static unsigned char get_decimal_point(void)\n{\n", Close: "}\n",
+		Mistake: "#ifdef ENABLE_LOCALES // from the locale", Fix: "#ifdef ENABLE_LOCALES", CompiledBy: "cJSON.c"},
 }
 
 // Split reads the cut's file in p and returns it whole (upstream), the text before the body
