@@ -257,8 +257,13 @@ async function generateAndWait(start, endPattern) {
 }
 
 /** setSetting changes a user setting in the Settings editor, as a user does. */
-async function setSetting(id, value) {
-  await palette("Preferences: Open User Settings");
+/**
+ * setSetting sets a setting in the Settings editor as a user does. A machine-scoped one (the
+ * model URL: a workspace must not choose where code and keys go) lives, in code-server, in the
+ * remote machine's settings (<user-data-dir>/Machine/settings.json), the Remote tab.
+ */
+async function setSetting(id, value, { machine = false } = {}) {
+  await palette(machine ? "Preferences: Open Remote Settings" : "Preferences: Open User Settings");
   await page.locator(".settings-editor").waitFor();
   await sleep(500);
   await page.keyboard.type(id);
@@ -269,8 +274,8 @@ async function setSetting(id, value) {
   await page.keyboard.press("Control+A");
   await page.keyboard.type(value);
   await page.keyboard.press("Tab");
-  const file = join(userDir, "settings.json");
-  await waitUntil(`settings.json to hold ${value}`, () => readFileSync(file, "utf8").includes(value), 15000);
+  const file = machine ? join(userDir, "..", "Machine", "settings.json") : join(userDir, "settings.json");
+  await waitUntil(`${file} to hold ${value}`, () => existsSync(file) && readFileSync(file, "utf8").includes(value), 15000);
   // The Settings editor opens over the workbench (a modal in VS Code 1.139): Escape closes it.
   for (let i = 0; i < 3 && (await page.locator(".settings-editor").isVisible()); i++) {
     await page.keyboard.press("Escape");
@@ -452,7 +457,7 @@ try {
     // The only way the server learnt the stand-in's URL is the settings: the environment of
     // code-server has none. A dead URL must now make generation fail, and naming the stand-in
     // again must make it work.
-    await setSetting("hydra.modelUrl", "http://127.0.0.1:9/v1");
+    await setSetting("hydra.modelUrl", "http://127.0.0.1:9/v1", { machine: true });
     await open("settings.cpp");
     await goto(5, 1);
     // The server names the URL it tries (it waits for a model server that may be loading, and
@@ -468,7 +473,7 @@ try {
     }, /cancelled|unavailable|failed/);
     note(`then: ${bad.end}`);
     assert((await page.locator(".tab.active.dirty").count()) === 0, "a failed generation must leave the document as it was");
-    await setSetting("hydra.modelUrl", modelUrl);
+    await setSetting("hydra.modelUrl", modelUrl, { machine: true });
     await open("settings.cpp");
     await goto(5, 1);
     await generateAndWait(() => palette("Hydra: Generate with Repair"), /accepted/);
