@@ -60,7 +60,7 @@ func CheckText(ctx context.Context, ck checkers.Checker, opts checkers.SessionOp
 	}
 	defer sess.Close()
 	go func() {
-		for _, c := range lang.SyntaxFor(opts.Flags, opts.Filename).Split(text) {
+		for _, c := range lang.Merge(lang.SyntaxFor(opts.Flags, opts.Filename).Split(text), lang.MergeMin(len(text))) {
 			if sess.Submit(c.Text, checkers.SubmitOptions{Cat: c.Cat}) != nil {
 				return
 			}

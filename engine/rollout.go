@@ -284,7 +284,9 @@ func (s *search) stream(r *rollout, q *queue) error {
 		return end
 	}
 	if s.mode != PostHoc {
-		emit(ch.Write(base[r.resumeOff:]))
+		// Text already at hand (the document's prefix, what a rollback kept) is not streamed:
+		// a long prefix goes in merged pieces (lang.MaxChunks), its end still a cut of its own.
+		emit(lang.Merge(ch.Write(base[r.resumeOff:]), lang.MergeMin(len(base)-r.resumeOff)))
 	}
 	cut := newCutter(s, base)
 
@@ -452,7 +454,8 @@ func (s *search) submit(r *rollout, q *queue) {
 			// The checkpoint is gone: check the whole text from scratch instead.
 			sess, err = s.ck.Start(r.ctx, s.sessOpts)
 			if err == nil {
-				for _, c := range s.syntax.Split(r.start.Text[:r.resumeOff]) {
+				text := r.start.Text[:r.resumeOff]
+				for _, c := range lang.Merge(s.syntax.Split(text), lang.MergeMin(len(text))) {
 					if serr := sess.Submit(c.Text, checkers.SubmitOptions{Cat: c.Cat, KeepGoing: s.req.Baseline}); serr != nil {
 						break
 					}

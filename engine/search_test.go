@@ -3,10 +3,12 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/hydra-lsp/hydra/checkers/lang"
 	"github.com/hydra-lsp/hydra/engine/model"
 	"github.com/hydra-lsp/hydra/engine/model/modeltest"
 )
@@ -284,4 +286,37 @@ func TestModelServerFailures(t *testing.T) {
 			t.Errorf("text = %q", res.Text)
 		}
 	})
+}
+
+// TestLongPrefixGoesInMergedPieces: a document's prefix is text at hand, not a stream, so a
+// prefix the chunker cuts into more than lang.MaxChunks chunks reaches the checker in merged
+// pieces (Clang keeps about 400 bytes per chunk); the generated code is still checked line by
+// line and accepted.
+func TestLongPrefixGoesInMergedPieces(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 70000; i++ {
+		fmt.Fprintf(&b, "int v%d;\n", i)
+	}
+	prefix := b.String() + "int add(int a, int b) {\n"
+	srv := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{rule("", addBody)}})
+	ck := newRecorder(newChecker(t))
+	res, err := Search(context.Background(), ck, newClient(t, srv.URL), Request{
+		Prefix: prefix, Filename: "long.c", Flags: []string{"-std=gnu11", "-Wno-implicit-function-declaration"}, Model: "m",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK {
+		t.Fatalf("reason=%s diagnostics=%v", res.Reason, res.Diagnostics)
+	}
+	most := 0
+	for _, s := range ck.all() {
+		most = max(most, len(s.submitted()))
+	}
+	if most == 0 || most > lang.MaxChunks+strings.Count(addBody, "\n")+1 {
+		t.Errorf("a session got %d submits for a prefix of 70,000 chunks, want at most %d plus the generated lines", most, lang.MaxChunks)
+	}
+	if left := ck.waitGone(); len(left) > 0 {
+		t.Errorf("checker processes left after the search: %v", left)
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/hydra-lsp/hydra/checkers"
 	"github.com/hydra-lsp/hydra/checkers/chunk"
 	"github.com/hydra-lsp/hydra/checkers/clang"
+	"github.com/hydra-lsp/hydra/checkers/lang"
 )
 
 func init() {
@@ -30,6 +31,8 @@ const checkUsage = `usage: hydra check [--json] [--checkpoint-every N] [--timeou
 
 Streams FILE line by line (cut where the lexer state is clean) into one session of the
 incremental Clang checker, as a model would write it, and reports what the checker says.
+A file that would make more than 65,536 chunks goes in pieces of several whole chunks, so that
+the checker's memory stays near clang's own.
 The compile flags are FILE's project's: its compile_commands.json or compile_flags.txt, found
 as clangd finds them (walking up from FILE's directory, build/ included) or in
 --compile-commands-dir, less every option that writes a file or loads code; flags after -- are
@@ -242,20 +245,29 @@ func (p *checkPrinter) follow(ctx context.Context, ch checkers.Checker, sess che
 
 // streamFile submits text line by line through a chunker, asks for a checkpoint where the
 // preamble ends (as the engine does) and, with every > 0, every that many chunks after it, then
-// ends the input.
+// ends the input. A file that the chunker would cut into more than lang.MaxChunks chunks goes
+// in merged pieces of whole chunks (lang.Merger), so that Clang's cost per chunk stays bounded.
 func streamFile(sess checkers.Session, text string, opts chunk.Options, every int) error {
 	c := chunk.New(opts)
-	n := 0 // chunks after the preamble
+	m := lang.Merger{Min: lang.MergeMin(len(text))}
+	n := 0 // pieces after the preamble
+	send := func(p chunk.Chunk) error {
+		cp := p.PreambleEnd
+		if p.Cat != checkers.BoundaryPreamble {
+			n++
+			cp = every > 0 && n%every == 0
+		}
+		if err := sess.Submit(p.Text, checkers.SubmitOptions{Cat: p.Cat, Checkpoint: cp && !p.Unclean}); err != nil {
+			return fmt.Errorf("submit at byte %d: %w", p.Off, err)
+		}
+		return nil
+	}
 	submit := func(chs []chunk.Chunk) error {
 		for _, ch := range chs {
-			cp := ch.PreambleEnd
-			if ch.Cat != checkers.BoundaryPreamble {
-				n++
-				cp = every > 0 && n%every == 0
-			}
-			err := sess.Submit(ch.Text, checkers.SubmitOptions{Cat: ch.Cat, Checkpoint: cp && !ch.Unclean})
-			if err != nil {
-				return fmt.Errorf("submit at byte %d: %w", ch.Off, err)
+			if p, ok := m.Add(ch); ok {
+				if err := send(p); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -267,6 +279,11 @@ func streamFile(sess checkers.Session, text string, opts chunk.Options, every in
 	}
 	if err := submit(c.Flush()); err != nil {
 		return err
+	}
+	if p, ok := m.Flush(); ok {
+		if err := send(p); err != nil {
+			return err
+		}
 	}
 	if err := sess.EOS(); err != nil {
 		return fmt.Errorf("end of input: %w", err)

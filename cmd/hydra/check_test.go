@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/hydra-lsp/hydra/checkers"
 	"github.com/hydra-lsp/hydra/checkers/chunk"
+	"github.com/hydra-lsp/hydra/checkers/lang"
 )
 
 // runHydraCheck runs the built binary and returns stdout, stderr and the exit status.
@@ -182,6 +184,43 @@ func TestCheckCLI(t *testing.T) {
 		}
 		if want := 1 + codeChunks/2; len(offs) != want {
 			t.Fatalf("%d checkpoints at %v, want %d (preamble + every 2nd of %d chunks)", len(offs), offs, want, codeChunks)
+		}
+	})
+
+	t.Run("a file of more than lang.MaxChunks chunks goes in merged pieces, its error on its line", func(t *testing.T) {
+		// 70,000 one-declaration lines, the chunker's 70,000 chunks: at most MaxChunks pieces
+		// reach the checker, and the error on line 69,990 is still reported on that line.
+		const lines, bad = 70000, 69990
+		var b strings.Builder
+		b.WriteString("#include <stddef.h>\n")
+		for i := 2; i <= lines; i++ {
+			if i == bad {
+				b.WriteString("int v_bad = undeclared_name;\n")
+				continue
+			}
+			fmt.Fprintf(&b, "int v%d;\n", i)
+		}
+		f := write("big.c", b.String())
+		out, errOut, code := runHydraCheck(t, bin, nil, "--json", f)
+		if code != 1 {
+			t.Fatalf("exit %d, want 1\n%s", code, errOut)
+		}
+		progress, firstLine := 0, 0.0
+		for _, ev := range jsonEvents(t, out) {
+			switch ev["event"] {
+			case "progress":
+				progress++
+			case "error":
+				if firstLine == 0 {
+					firstLine = ev["line"].(float64)
+				}
+			}
+		}
+		if progress == 0 || progress > lang.MaxChunks {
+			t.Errorf("%d progress events, want 1..%d (merged pieces)", progress, lang.MaxChunks)
+		}
+		if firstLine != bad {
+			t.Errorf("first error on line %v, want %d", firstLine, bad)
 		}
 	})
 
