@@ -1,10 +1,12 @@
 package lsp_test
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hydra-lsp/hydra/engine/model/modeltest"
 	"github.com/hydra-lsp/hydra/lsp"
@@ -79,12 +81,31 @@ func TestGenerateStreamsAcceptedCodeAndRollsBack(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			model := modeltest.NewServer(t, modeltest.Script{Rules: tt.rules})
-			o := tt.client
-			o.initOptions = map[string]any{"hydra": map[string]any{"modelUrl": model.URL}}
-			c := startServer(t, o)
 			dir := t.TempDir()
 			uri := "file://" + filepath.Join(dir, "acc.cpp")
+			// The first attempt's last piece waits until the client's document shows its first
+			// two lines: that the lines stream before the end (and, for accBad, before the
+			// error its last line brings) is then shown by the edits, not left to the clock.
+			var c *client
+			rules := append([]modeltest.Rule(nil), tt.rules...)
+			first := &rules[len(rules)-1]
+			lines := strings.SplitAfter(first.Text, "\n")
+			shown := lines[0] + lines[1]
+			first.Hold = func(ctx context.Context, _ int, sent, piece string) {
+				if len(sent)+len(piece) != len(first.Text) {
+					return // not the last piece
+				}
+				for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && ctx.Err() == nil; {
+					if strings.Contains(c.text(uri), shown) {
+						return
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+			model := modeltest.NewServer(t, modeltest.Script{Rules: rules})
+			o := tt.client
+			o.initOptions = map[string]any{"hydra": map[string]any{"modelUrl": model.URL}}
+			c = startServer(t, o)
 			c.open(uri, "cpp", accPrefix+accSuffix)
 
 			// As an editor does: ask for code actions at the cursor (or on the selected

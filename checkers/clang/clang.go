@@ -23,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -181,52 +180,14 @@ func (c *Checker) ShimPath() string { return c.shim }
 // that names every place it looked.
 func FindShim() (string, error) { return findShim("") }
 
-// findShim resolves the shim binary as Options.ShimPath documents.
-func findShim(explicit string) (string, error) {
-	var tried []string
-	try := func(p string) bool {
-		if p == "" {
-			return false
-		}
-		tried = append(tried, p)
-		st, err := os.Stat(p)
-		return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
-	}
-	if explicit != "" {
-		if try(explicit) {
-			return explicit, nil
-		}
-		return "", fmt.Errorf("clang checker: shim %s: not an executable file", explicit)
-	}
-	if p := os.Getenv(ShimEnv); p != "" {
-		if try(p) {
-			return p, nil
-		}
-		return "", fmt.Errorf("clang checker: $%s=%s: not an executable file", ShimEnv, p)
-	}
-	if exe, err := os.Executable(); err == nil {
-		if p := filepath.Join(filepath.Dir(exe), "hydra-clang-shim"); try(p) {
-			return p, nil
-		}
-	}
-	if dir, err := os.Getwd(); err == nil {
-		for {
-			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-				if p := filepath.Join(dir, "bin", "hydra-clang-shim"); try(p) {
-					return p, nil
-				}
-				break
-			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				break
-			}
-			dir = parent
-		}
-	}
-	return "", fmt.Errorf("clang checker: hydra-clang-shim not found (tried %s); run `make build` or set $%s",
-		strings.Join(tried, ", "), ShimEnv)
+// shimProgram is where the shim is looked for (Options.ShimPath documents the order).
+var shimProgram = checkers.Program{
+	Checker: "clang checker", What: "hydra-clang-shim", Env: ShimEnv,
+	BesideExe: "hydra-clang-shim", InModule: "bin/hydra-clang-shim", Fix: "run `make build`",
 }
+
+// findShim resolves the shim binary as Options.ShimPath documents.
+func findShim(explicit string) (string, error) { return shimProgram.Find(explicit) }
 
 // resolved is a session's configuration after the driver's defaults are applied.
 type resolved struct {

@@ -69,52 +69,14 @@ func (c *Checker) Compiler() string { return c.exe }
 // per platform), relative to the repository root.
 const compilerGlob = "third_party/typescript/node_modules/@typescript/typescript-*/lib/tsc"
 
-// FindCompiler resolves the compiler binary as Options.Compiler documents.
-func FindCompiler(explicit string) (string, error) {
-	isExe := func(p string) bool {
-		st, err := os.Stat(p)
-		return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
-	}
-	if explicit != "" {
-		if isExe(explicit) {
-			return explicit, nil
-		}
-		return "", fmt.Errorf("typescript checker: compiler %s: not an executable file", explicit)
-	}
-	if p := os.Getenv(CompilerEnv); p != "" {
-		if isExe(p) {
-			return p, nil
-		}
-		return "", fmt.Errorf("typescript checker: $%s=%s: not an executable file", CompilerEnv, p)
-	}
-	var roots []string
-	if exe, err := os.Executable(); err == nil {
-		roots = append(roots, filepath.Dir(filepath.Dir(exe)))
-	}
-	if dir, err := os.Getwd(); err == nil {
-		for {
-			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-				roots = append(roots, dir)
-				break
-			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				break
-			}
-			dir = parent
-		}
-	}
-	for _, root := range roots {
-		matches, _ := filepath.Glob(filepath.Join(root, compilerGlob))
-		for _, m := range matches {
-			if isExe(m) {
-				return m, nil
-			}
-		}
-	}
-	return "", fmt.Errorf("typescript checker: TypeScript %s's tsc not found under %s; run scripts/install-deps.sh or set $%s",
-		Version, strings.Join(roots, ", "), CompilerEnv)
+// compilerProgram is where the compiler is looked for (Options.Compiler documents the order).
+var compilerProgram = checkers.Program{
+	Checker: "typescript checker", What: "TypeScript " + Version + "'s tsc", Env: CompilerEnv,
+	BesideExe: filepath.Join("..", compilerGlob), InModule: compilerGlob, Fix: "run scripts/install-deps.sh",
 }
+
+// FindCompiler resolves the compiler binary as Options.Compiler documents.
+func FindCompiler(explicit string) (string, error) { return compilerProgram.Find(explicit) }
 
 // serverLocked returns the running compiler, starting it if needed.
 func (c *Checker) serverLocked() (*server, error) {

@@ -14,6 +14,7 @@ package modeltest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -77,6 +78,10 @@ type Rule struct {
 	Logprobs []float64 `json:"logprobs,omitempty"`
 	// NoUsage leaves out the usage event, as servers that ignore stream_options do.
 	NoUsage bool `json:"no_usage,omitempty"`
+	// Hold, when set (from Go only), is called before piece i is sent, with the text sent so
+	// far and the piece; the stream waits until it returns. A test uses it to pace the stream
+	// by what its client has seen instead of by the clock. It must return when ctx ends.
+	Hold func(ctx context.Context, i int, sent, piece string) `json:"-"`
 }
 
 // Call is one recorded request.
@@ -217,6 +222,12 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, rule Rule, piec
 		}
 		if !wait(delay) {
 			return
+		}
+		if rule.Hold != nil {
+			rule.Hold(r.Context(), i, strings.Join(pieces[:i], ""), p)
+			if r.Context().Err() != nil {
+				return
+			}
 		}
 		var fin any
 		if i == len(pieces)-1 {
