@@ -36,6 +36,15 @@ type Config struct {
 	ClangdPath string `json:"clangdPath,omitempty"`
 	// ClangdArgs are extra arguments for clangd (for example "--log=verbose").
 	ClangdArgs []string `json:"clangdArgs,omitempty"`
+	// TypeScriptServer turns TypeScript's own language server behind Hydra on or off (see
+	// tsserver.go); nil means the client's default, as for Clangd. Read at initialize only.
+	TypeScriptServer *bool `json:"typescriptServer,omitempty"`
+	// TypeScriptServerPath is that server's program; "" means TypeScript 7's tsc (the
+	// checker's), run as `tsc --lsp --stdio`.
+	TypeScriptServerPath string `json:"typescriptServerPath,omitempty"`
+	// TypeScriptServerArgs are its arguments when TypeScriptServerPath is set (for
+	// typescript-language-server: ["--stdio"]), or instead of --lsp --stdio.
+	TypeScriptServerArgs []string `json:"typescriptServerArgs,omitempty"`
 	// InlineMaxAttempts bounds an inline completion's search (its own small budget); 0 means
 	// defaultInlineMaxAttempts.
 	InlineMaxAttempts int `json:"inlineMaxAttempts,omitempty"`
@@ -65,6 +74,10 @@ type configPatch struct {
 	Clangd      *bool     `json:"clangd"`
 	ClangdPath  *string   `json:"clangdPath"`
 	ClangdArgs  *[]string `json:"clangdArgs"`
+
+	TypeScriptServer     *bool     `json:"typescriptServer"`
+	TypeScriptServerPath *string   `json:"typescriptServerPath"`
+	TypeScriptServerArgs *[]string `json:"typescriptServerArgs"`
 
 	InlineMaxAttempts  *int     `json:"inlineMaxAttempts"`
 	ClientShowsSummary *bool    `json:"clientShowsSummary"`
@@ -159,6 +172,14 @@ func (p configPatch) apply(c *Config) {
 	set(&c.FIM, p.FIM)
 	if p.ClangdArgs != nil {
 		c.ClangdArgs = append([]string(nil), (*p.ClangdArgs)...)
+	}
+	if p.TypeScriptServer != nil {
+		on := *p.TypeScriptServer
+		c.TypeScriptServer = &on
+	}
+	set(&c.TypeScriptServerPath, p.TypeScriptServerPath)
+	if p.TypeScriptServerArgs != nil {
+		c.TypeScriptServerArgs = append([]string(nil), (*p.TypeScriptServerArgs)...)
 	}
 	if p.InlineMaxAttempts != nil {
 		c.InlineMaxAttempts = *p.InlineMaxAttempts
@@ -257,6 +278,9 @@ func (s *configStore) apply(src configSource, raw json.RawMessage) error {
 	mark("clangd", p.Clangd != nil)
 	mark("clangdPath", p.ClangdPath != nil)
 	mark("clangdArgs", p.ClangdArgs != nil)
+	mark("typescriptServer", p.TypeScriptServer != nil)
+	mark("typescriptServerPath", p.TypeScriptServerPath != nil)
+	mark("typescriptServerArgs", p.TypeScriptServerArgs != nil)
 	mark("fim", p.FIM != nil)
 	mark("inlineMaxAttempts", p.InlineMaxAttempts != nil)
 	mark("clientShowsSummary", p.ClientShowsSummary != nil)

@@ -8,31 +8,30 @@ import (
 	"sync"
 
 	"github.com/sourcegraph/jsonrpc2"
-
-	"github.com/hydra-lsp/hydra/checkers/lang"
 )
 
-// The forwarding between the client and clangd (clangd.go starts it):
+// The forwarding between the client and the language servers behind Hydra (backend.go starts
+// them: clangd for C/C++, TypeScript's server for TypeScript):
 //
-//   - client → clangd: requests Hydra does not handle go to clangd under ids of Hydra's
-//     (callProc); the client's $/cancelRequest cancels the request's context, which sends
-//     clangd $/cancelRequest with clangd's id. codeAction asks both and joins the answers;
-//     executeCommand goes to whichever owns the command; shutdown goes to both, and clangd
-//     is ended before the answer. Text sync and the other notifications go to both, Hydra
-//     first.
-//   - clangd → client: notifications pass through, publishDiagnostics merged with Hydra's;
-//     requests (workDoneProgress/create, applyEdit, configuration, registerCapability, …) go to
-//     the client under string ids "clangd-N", clangd's $/cancelRequest mapped to them.
-//   - a document of another language than C/C++ (TypeScript, checkers/lang) is not clangd's:
-//     its text sync is not forwarded, a request on it that Hydra does not handle is answered
-//     null, and its code actions are Hydra's alone.
+//   - client → server: requests Hydra does not handle go to the server of the document they
+//     name (a request about no document, to the first server) under ids of Hydra's
+//     (callProc); the client's $/cancelRequest cancels the request's context, which sends the
+//     server $/cancelRequest with its id. codeAction asks Hydra and the document's server and
+//     joins the answers; executeCommand goes to whichever offers the command; shutdown goes to
+//     every server, and each is ended before the answer. Text sync of a document goes to its
+//     language's server only; other notifications go to every server, Hydra first.
+//   - server → client: notifications pass through, publishDiagnostics merged with Hydra's,
+//     $/progress titled with the server's name; requests (workDoneProgress/create, applyEdit,
+//     configuration, registerCapability, …) go to the client under string ids "NAME-N", the
+//     server's $/cancelRequest mapped to them.
+//   - a document of a language whose server does not run is answered null for requests Hydra
+//     does not handle, and its code actions are Hydra's alone.
 
-// requestHandler returns the handler of a client request: Hydra's own, joined with clangd's,
-// or forwarded to clangd.
+// requestHandler returns the handler of a client request: Hydra's own, joined with a server's,
+// or forwarded to one.
 func (s *Server) requestHandler(method string) (requestHandler, bool) {
 	h, ok := s.requests()[method]
-	px := s.clangdProxy()
-	if px == nil {
+	if len(s.allBackends()) == 0 {
 		return h, ok
 	}
 	switch method {
@@ -41,19 +40,29 @@ func (s *Server) requestHandler(method string) (requestHandler, bool) {
 	case "shutdown":
 		return func(ctx context.Context, params json.RawMessage) (any, error) {
 			res, err := h(ctx, params)
-			sctx, cancel := context.WithTimeout(ctx, clangdExitGrace)
-			defer cancel()
-			if _, cerr := px.call(sctx, method, params); cerr != nil {
-				s.logf("clangd shutdown: %v", cerr)
+			var wg sync.WaitGroup
+			for _, px := range s.allBackends() {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					sctx, cancel := context.WithTimeout(ctx, backendExitGrace)
+					defer cancel()
+					if _, cerr := px.call(sctx, method, params); cerr != nil {
+						s.logf("%s shutdown: %v", px.name, cerr)
+					}
+					// The server ends now, before the answer: a client may kill Hydra as soon
+					// as it has sent exit (eglot does), so exit must find nothing left to wait
+					// for.
+					px.close()
+				}()
 			}
-			// clangd ends now, before the answer: a client may kill the server as soon as it
-			// has sent exit (eglot does), so exit must find nothing left to wait for.
-			px.close()
+			wg.Wait()
 			return res, err
 		}, true
 	case "textDocument/codeAction":
 		return func(ctx context.Context, params json.RawMessage) (any, error) {
-			if px.isForeign(params) {
+			px := s.backendFor(params)
+			if px == nil {
 				return h(ctx, params)
 			}
 			return px.codeAction(ctx, h, params)
@@ -67,66 +76,46 @@ func (s *Server) requestHandler(method string) (requestHandler, bool) {
 			if strings.HasPrefix(p.Command, "hydra.") {
 				return h(ctx, params)
 			}
-			return px.call(ctx, method, params)
+			return s.backendForCommand(p.Command).call(ctx, method, params)
 		}, true
 	}
 	if ok {
 		return h, true
 	}
 	return func(ctx context.Context, params json.RawMessage) (any, error) {
-		if px.isForeign(params) {
+		px := s.backendFor(params)
+		if px == nil {
 			return nil, nil
+		}
+		if method == "textDocument/diagnostic" && !px.pulls {
+			// The capability is another server's (the client pulls from the one server it
+			// sees): this one pushes its diagnostics instead.
+			return json.RawMessage(`{"kind":"full","items":[]}`), nil
 		}
 		return px.call(ctx, method, params)
 	}, true
 }
 
-// foreignLanguage says whether a document (its languageId, or without one its extension, as
-// languageOf takes them) is of another language than C/C++ that Hydra serves: not clangd's.
-func foreignLanguage(languageID, uri string) bool {
-	l := lang.ForLanguageID(languageOf(languageID, uriPath(uri)))
-	return l != nil && l != lang.C
-}
-
-// isForeign says whether a request's params name a document clangd does not see (foreign).
-func (px *clangdProxy) isForeign(params json.RawMessage) bool {
-	var d syncDoc
-	if json.Unmarshal(params, &d) != nil || d.TextDocument.URI == "" {
-		return false
-	}
-	px.mu.Lock()
-	defer px.mu.Unlock()
-	return px.foreign[d.TextDocument.URI]
-}
-
-// clangdProxy returns the clangd front, or nil when clangd is off.
-func (s *Server) clangdProxy() *clangdProxy {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.clangd
-}
-
-// forwardNotification sends a client notification on to clangd (after Hydra handled it, when
-// it does). initialized also lets clangd's messages through to the client.
+// forwardNotification sends a client notification on to the servers behind Hydra (after Hydra
+// handled it, when it does). initialized also lets their messages through to the client.
 func (s *Server) forwardNotification(method string, params json.RawMessage) {
-	px := s.clangdProxy()
-	if px == nil {
-		return
-	}
 	switch method {
 	case "exit", "$/cancelRequest":
-		return // exit: close does it; cancel: the request's context does it, with clangd's id
-	case "initialized":
-		px.markReady()
+		return // exit: close does it; cancel: the request's context does it, with the server's id
 	}
-	px.notify(method, params)
+	for _, px := range s.allBackends() {
+		if method == "initialized" {
+			px.markReady()
+		}
+		px.notify(method, params)
+	}
 }
 
-// call forwards one request to the live clangd; while clangd is down it fails at once.
-func (px *clangdProxy) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+// call forwards one request to the live server; while it is down it fails at once.
+func (px *backend) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	proc := px.current()
 	if proc == nil {
-		return nil, &jsonrpc2.Error{Code: codeRequestFailed, Message: "clangd is not running (Hydra is restarting it)"}
+		return nil, &jsonrpc2.Error{Code: codeRequestFailed, Message: px.name + " is not running (Hydra is restarting it)"}
 	}
 	var res json.RawMessage
 	if err := px.callProc(ctx, proc, method, params, &res); err != nil {
@@ -138,7 +127,7 @@ func (px *clangdProxy) call(ctx context.Context, method string, params json.RawM
 	return res, nil
 }
 
-// syncDoc is the part of a text sync notification that decides whether clangd needs it.
+// syncDoc is the part of a text sync notification that decides which server needs it.
 type syncDoc struct {
 	TextDocument struct {
 		URI        string `json:"uri"`
@@ -147,10 +136,11 @@ type syncDoc struct {
 	} `json:"textDocument"`
 }
 
-// notify forwards a notification to the live clangd (dropped while it is down: the restart
-// opens the documents as they are then). A didOpen or didChange whose version clangd already
-// has, from a restart's copy of the document, is not sent again.
-func (px *clangdProxy) notify(method string, params json.RawMessage) {
+// notify forwards a notification to the live server (dropped while it is down: the restart
+// opens the documents as they are then). Text sync of another language's document is not sent.
+// A didOpen or didChange whose version the server already has, from a restart's copy of the
+// document, is not sent again.
+func (px *backend) notify(method string, params json.RawMessage) {
 	px.mu.Lock()
 	defer px.mu.Unlock()
 	var d syncDoc
@@ -161,7 +151,7 @@ func (px *clangdProxy) notify(method string, params json.RawMessage) {
 		}
 		uri := d.TextDocument.URI
 		if method == "textDocument/didOpen" {
-			px.foreign[uri] = foreignLanguage(d.TextDocument.LanguageID, uri)
+			px.foreign[uri] = !px.servesLanguage(d.TextDocument.LanguageID, uri)
 		}
 		if px.foreign[uri] {
 			if method == "textDocument/didClose" {
@@ -193,13 +183,17 @@ func (px *clangdProxy) notify(method string, params json.RawMessage) {
 		p = params
 	}
 	if err := px.proc.conn.Notify(context.Background(), method, p); err != nil {
-		px.s.logf("clangd: %s: %v", method, err)
+		px.s.logf("%s: %s: %v", px.name, method, err)
+		return
+	}
+	if px.pushFor && (method == "textDocument/didOpen" || method == "textDocument/didChange") {
+		px.schedulePull(d.TextDocument.URI)
 	}
 }
 
-// codeAction joins clangd's code actions and Hydra's (clangd's first). Without an answer from
-// clangd, Hydra's alone.
-func (px *clangdProxy) codeAction(ctx context.Context, own requestHandler, params json.RawMessage) (any, error) {
+// codeAction joins the server's code actions and Hydra's (the server's first). Without an
+// answer from the server, Hydra's alone.
+func (px *backend) codeAction(ctx context.Context, own requestHandler, params json.RawMessage) (any, error) {
 	type answer struct {
 		res json.RawMessage
 		err error
@@ -216,9 +210,9 @@ func (px *clangdProxy) codeAction(ctx context.Context, own requestHandler, param
 	theirs := <-ch
 	var out []json.RawMessage
 	if theirs.err != nil {
-		px.s.logf("clangd codeAction: %v", theirs.err)
+		px.s.logf("%s codeAction: %v", px.name, theirs.err)
 	} else if err := json.Unmarshal(theirs.res, &out); err != nil && string(theirs.res) != "null" {
-		px.s.logf("clangd codeAction: unexpected answer: %v", err)
+		px.s.logf("%s codeAction: unexpected answer: %v", px.name, err)
 	}
 	b, err := json.Marshal(mine)
 	if err != nil {
@@ -231,21 +225,38 @@ func (px *clangdProxy) codeAction(ctx context.Context, own requestHandler, param
 	return append(append([]json.RawMessage{}, out...), ours...), nil
 }
 
-// mergeInitialize joins clangd's initialize answer with Hydra's: clangd's capabilities, with
-// Hydra's added (its code action kind and commands joined to clangd's, its inline completion);
-// serverInfo says both.
-func mergeInitialize(own InitializeResult, clangdRes json.RawMessage) any {
-	var theirs struct {
-		Capabilities map[string]json.RawMessage `json:"capabilities"`
-		ServerInfo   ServerInfo                 `json:"serverInfo"`
+// mergeInitialize joins the servers' initialize answers with Hydra's: their capabilities (the
+// first server's, with what a later one adds: mergeCapability), with Hydra's added (its code
+// action kinds and commands joined to theirs, its inline completion); serverInfo names them
+// all. Answers that cannot be read are left out; without any, Hydra's own answer.
+func mergeInitialize(own InitializeResult, answers ...json.RawMessage) any {
+	var caps map[string]json.RawMessage
+	var with []string
+	for _, res := range answers {
+		var theirs struct {
+			Capabilities map[string]json.RawMessage `json:"capabilities"`
+			ServerInfo   ServerInfo                 `json:"serverInfo"`
+		}
+		if err := json.Unmarshal(res, &theirs); err != nil || theirs.Capabilities == nil {
+			continue
+		}
+		if theirs.ServerInfo.Name != "" {
+			with = append(with, strings.TrimSpace(theirs.ServerInfo.Name+" "+theirs.ServerInfo.Version))
+		}
+		if caps == nil {
+			caps = theirs.Capabilities
+			continue
+		}
+		for k, v := range theirs.Capabilities {
+			mergeCapability(caps, k, v)
+		}
 	}
-	if err := json.Unmarshal(clangdRes, &theirs); err != nil || theirs.Capabilities == nil {
+	if caps == nil {
 		return own
 	}
 	b, _ := json.Marshal(own.Capabilities)
 	var ours map[string]json.RawMessage
 	_ = json.Unmarshal(b, &ours)
-	caps := theirs.Capabilities
 	for k, v := range ours {
 		switch k {
 		case "codeActionProvider":
@@ -271,13 +282,53 @@ func mergeInitialize(own InitializeResult, clangdRes json.RawMessage) any {
 		}
 	}
 	info := own.ServerInfo
-	if theirs.ServerInfo.Name != "" {
-		info.Version = strings.TrimSpace(info.Version + " (with " + theirs.ServerInfo.Name + " " + theirs.ServerInfo.Version + ")")
+	if len(with) > 0 {
+		info.Version = strings.TrimSpace(info.Version + " (with " + strings.Join(with, ", ") + ")")
 	}
 	return struct {
 		Capabilities map[string]json.RawMessage `json:"capabilities"`
 		ServerInfo   ServerInfo                 `json:"serverInfo"`
 	}{caps, info}
+}
+
+// mergeCapability adds a later server's capability k to caps, the union of what the servers
+// offer: a provider only the later one has is taken; trigger characters, code action kinds and
+// commands are joined. Semantic tokens are dropped when two servers offer them: one legend
+// cannot describe both servers' tokens, so the client asks neither rather than misreading one.
+func mergeCapability(caps map[string]json.RawMessage, k string, v json.RawMessage) {
+	have, ok := caps[k]
+	if !ok || string(have) == "false" || string(have) == "null" {
+		caps[k] = v
+		return
+	}
+	var a, b map[string]any
+	if json.Unmarshal(have, &a) != nil || json.Unmarshal(v, &b) != nil || a == nil || b == nil {
+		return // true, or a shape that cannot be joined: the first server's stands
+	}
+	switch k {
+	case "semanticTokensProvider":
+		delete(caps, k)
+		return
+	case "completionProvider", "signatureHelpProvider", "codeActionProvider", "executeCommandProvider":
+		for _, list := range []string{"triggerCharacters", "retriggerCharacters", "allCommitCharacters", "codeActionKinds", "commands"} {
+			if _, ok := b[list]; !ok {
+				continue
+			}
+			seen := map[any]bool{}
+			var joined []any
+			for _, from := range []map[string]any{a, b} {
+				xs, _ := from[list].([]any)
+				for _, x := range xs {
+					if !seen[x] {
+						seen[x] = true
+						joined = append(joined, x)
+					}
+				}
+			}
+			a[list] = joined
+		}
+		caps[k] = mustMarshal(a)
+	}
 }
 
 func mustMarshal(v any) json.RawMessage {
@@ -288,35 +339,27 @@ func mustMarshal(v any) json.RawMessage {
 	return b
 }
 
-// clangdHandler handles what clangd sends: notifications in order on its read loop, requests
-// on goroutines of their own.
-type clangdHandler struct {
-	px   *clangdProxy
-	proc *clangdProc
+// backendHandler handles what a server sends: notifications in order on its read loop,
+// requests on goroutines of their own.
+type backendHandler struct {
+	px   *backend
+	proc *backendProc
 }
 
 // Handle implements jsonrpc2.Handler.
-func (h *clangdHandler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+func (h *backendHandler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
 	px := h.px
 	var params json.RawMessage
 	if req.Params != nil {
 		params = *req.Params
 	}
 	if req.Notif {
+		// In order, but off the read loop: a server may notify before it answers initialize
+		// (TypeScript's logs its capabilities), while its notifications wait for the client's
+		// initialized (deliver).
 		select {
-		case <-px.ready:
+		case h.proc.notes <- note{req.Method, params}:
 		case <-h.proc.exited:
-			return
-		}
-		switch req.Method {
-		case "textDocument/publishDiagnostics":
-			px.diags.fromClangd(px.s, params)
-		case "$/cancelRequest":
-			px.cancelReverse(params)
-		case "$/progress":
-			px.s.notify(req.Method, labelClangdProgress(params))
-		default:
-			px.s.notify(req.Method, params)
 		}
 		return
 	}
@@ -327,9 +370,46 @@ func (h *clangdHandler) Handle(_ context.Context, conn *jsonrpc2.Conn, req *json
 	}()
 }
 
-// reverseCall passes one clangd→client request to the client under an id of its own and
-// clangd the answer.
-func (px *clangdProxy) reverseCall(conn *jsonrpc2.Conn, proc *clangdProc, req *jsonrpc2.Request, params json.RawMessage) {
+// note is one notification from a server, queued for deliver.
+type note struct {
+	method string
+	params json.RawMessage
+}
+
+// deliver passes proc's notifications to the client in order, once the client has Hydra's
+// initialize answer; it returns when proc has exited or the server is closing.
+func (px *backend) deliver(proc *backendProc) {
+	defer px.wg.Done()
+	select {
+	case <-px.ready:
+	case <-proc.exited:
+		return
+	}
+	for {
+		var n note
+		select {
+		case n = <-proc.notes:
+		case <-proc.exited:
+			return
+		case <-px.done:
+			return
+		}
+		switch n.method {
+		case "textDocument/publishDiagnostics":
+			px.diags.fromBackend(px.s, px.name, n.params)
+		case "$/cancelRequest":
+			px.cancelReverse(n.params)
+		case "$/progress":
+			px.s.notify(n.method, labelProgress(px.name, n.params))
+		default:
+			px.s.notify(n.method, n.params)
+		}
+	}
+}
+
+// reverseCall passes one server→client request to the client under an id of its own and
+// the server the answer.
+func (px *backend) reverseCall(conn *jsonrpc2.Conn, proc *backendProc, req *jsonrpc2.Request, params json.RawMessage) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -347,7 +427,7 @@ func (px *clangdProxy) reverseCall(conn *jsonrpc2.Conn, proc *clangdProc, req *j
 	}
 	px.mu.Lock()
 	px.nextRev++
-	id := jsonrpc2.ID{Str: fmt.Sprintf("clangd-%d", px.nextRev), IsString: true}
+	id := jsonrpc2.ID{Str: fmt.Sprintf("%s-%d", px.name, px.nextRev), IsString: true}
 	px.reverse[req.ID] = id
 	px.mu.Unlock()
 	defer func() {
@@ -362,7 +442,7 @@ func (px *clangdProxy) reverseCall(conn *jsonrpc2.Conn, proc *clangdProc, req *j
 	var res json.RawMessage
 	err := px.s.conn.Call(ctx, req.Method, p, &res, jsonrpc2.PickID(id))
 	if ctx.Err() != nil {
-		return // clangd is gone or Hydra is closing
+		return // the server is gone or Hydra is closing
 	}
 	if err != nil {
 		rpcErr, ok := err.(*jsonrpc2.Error)
@@ -378,8 +458,8 @@ func (px *clangdProxy) reverseCall(conn *jsonrpc2.Conn, proc *clangdProc, req *j
 	_ = conn.Reply(context.Background(), req.ID, res)
 }
 
-// cancelReverse passes clangd's $/cancelRequest on to the client with the client's id.
-func (px *clangdProxy) cancelReverse(params json.RawMessage) {
+// cancelReverse passes the server's $/cancelRequest on to the client with the client's id.
+func (px *backend) cancelReverse(params json.RawMessage) {
 	var p struct {
 		ID jsonrpc2.ID `json:"id"`
 	}
@@ -394,13 +474,14 @@ func (px *clangdProxy) cancelReverse(params json.RawMessage) {
 	}
 }
 
-// diagMerger keeps each document's diagnostics from both sources and publishes their union:
-// Hydra's keep their source "hydra", clangd's pass as clangd sent them.
+// diagMerger keeps each document's diagnostics from both sources, Hydra and the server of its
+// language, and publishes their union: Hydra's keep their source "hydra", the server's pass as
+// it sent them.
 type diagMerger struct {
 	// mu also orders the publications, so the client's last one is the newest union.
-	mu     sync.Mutex
-	hydra  map[string][]Diagnostic
-	clangd map[string][]json.RawMessage
+	mu      sync.Mutex
+	hydra   map[string][]Diagnostic
+	backend map[string][]json.RawMessage
 }
 
 // mergedDiagnostics are publishDiagnostics's parameters with the diagnostics as JSON.
@@ -412,7 +493,7 @@ type mergedDiagnostics struct {
 
 // publishLocked sends uri's union.
 func (m *diagMerger) publishLocked(s *Server, uri string, version *int) {
-	out := append([]json.RawMessage{}, m.clangd[uri]...)
+	out := append([]json.RawMessage{}, m.backend[uri]...)
 	for _, d := range m.hydra[uri] {
 		out = append(out, mustMarshal(d))
 	}
@@ -429,16 +510,16 @@ func (m *diagMerger) fromHydra(s *Server, p PublishDiagnosticsParams) {
 	m.publishLocked(s, p.URI, p.Version)
 }
 
-// fromClangd records and publishes clangd's diagnostics of a document.
-func (m *diagMerger) fromClangd(s *Server, params json.RawMessage) {
+// fromBackend records and publishes the server's diagnostics of a document.
+func (m *diagMerger) fromBackend(s *Server, name string, params json.RawMessage) {
 	var p mergedDiagnostics
 	if err := json.Unmarshal(params, &p); err != nil {
-		s.logf("clangd: bad publishDiagnostics: %v", err)
+		s.logf("%s: bad publishDiagnostics: %v", name, err)
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	setDiags(m.clangd, p.URI, p.Diagnostics)
+	setDiags(m.backend, p.URI, p.Diagnostics)
 	m.publishLocked(s, p.URI, p.Version)
 }
 
@@ -451,24 +532,24 @@ func setDiags[T any](m map[string][]T, uri string, ds []T) {
 	m[uri] = ds
 }
 
-// clearClangd withdraws clangd's diagnostics (clangd stopped; its restart publishes anew).
-func (m *diagMerger) clearClangd(s *Server) {
+// clearBackend withdraws the server's diagnostics (it stopped; its restart publishes anew).
+func (m *diagMerger) clearBackend(s *Server) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	uris := make([]string, 0, len(m.clangd))
-	for uri := range m.clangd {
+	uris := make([]string, 0, len(m.backend))
+	for uri := range m.backend {
 		uris = append(uris, uri)
 	}
-	m.clangd = map[string][]json.RawMessage{}
+	m.backend = map[string][]json.RawMessage{}
 	for _, uri := range uris {
 		m.publishLocked(s, uri, nil)
 	}
 }
 
-// publishDiagnostics sends Hydra's diagnostics of a document: merged with clangd's when
-// clangd runs behind Hydra, as they are otherwise.
+// publishDiagnostics sends Hydra's diagnostics of a document: merged with its language
+// server's when one runs behind Hydra, as they are otherwise.
 func (s *Server) publishDiagnostics(p PublishDiagnosticsParams) {
-	if px := s.clangdProxy(); px != nil {
+	if px := s.backendOf(p.URI); px != nil {
 		px.diags.fromHydra(s, p)
 		return
 	}
@@ -477,11 +558,11 @@ func (s *Server) publishDiagnostics(p PublishDiagnosticsParams) {
 	}
 }
 
-// labelClangdProgress names clangd as the source of one of its $/progress notifications: the
-// title of a "begin" gets "clangd: " in front ("clangd: indexing"). The client shows every
-// progress under its one server's name (Hydra's), so clangd's background indexing would
-// otherwise read as Hydra's work. Params it cannot read pass through unchanged.
-func labelClangdProgress(params json.RawMessage) json.RawMessage {
+// labelProgress names a server behind Hydra as the source of one of its $/progress
+// notifications: the title of a "begin" gets "NAME: " in front ("clangd: indexing"). The client
+// shows every progress under its one server's name (Hydra's), so clangd's background indexing
+// would otherwise read as Hydra's work. Params it cannot read pass through unchanged.
+func labelProgress(name string, params json.RawMessage) json.RawMessage {
 	var p map[string]json.RawMessage
 	if err := json.Unmarshal(params, &p); err != nil {
 		return params
@@ -495,10 +576,10 @@ func labelClangdProgress(params json.RawMessage) json.RawMessage {
 		return params
 	}
 	_ = json.Unmarshal(v["title"], &title)
-	if strings.HasPrefix(strings.ToLower(title), "clangd") {
+	if strings.HasPrefix(strings.ToLower(title), strings.ToLower(name)) {
 		return params
 	}
-	label := "clangd"
+	label := name
 	if title != "" {
 		label += ": " + title
 	}

@@ -139,16 +139,16 @@ func TestLabelClangdProgress(t *testing.T) {
 			`{"token":"t","value":{"kind":"begin","title":"clangd: building"}}`},
 		{`not json`, `not json`},
 	} {
-		got := string(labelClangdProgress(json.RawMessage(c.in)))
+		got := string(labelProgress("clangd", json.RawMessage(c.in)))
 		var g, w any
 		if json.Unmarshal([]byte(got), &g) != nil || json.Unmarshal([]byte(c.want), &w) != nil {
 			if got != c.want {
-				t.Errorf("labelClangdProgress(%s) = %s, want %s", c.in, got, c.want)
+				t.Errorf("labelProgress(clangd, %s) = %s, want %s", c.in, got, c.want)
 			}
 			continue
 		}
 		if !reflect.DeepEqual(g, w) {
-			t.Errorf("labelClangdProgress(%s) = %s, want %s", c.in, got, c.want)
+			t.Errorf("labelProgress(clangd, %s) = %s, want %s", c.in, got, c.want)
 		}
 	}
 }

@@ -66,7 +66,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		InlineCompletionProvider: &InlineCompletionOptions{WorkDoneProgress: true},
 	}
 	own := InitializeResult{Capabilities: caps, ServerInfo: ServerInfo{Name: "hydra", Version: s.opts.Version}}
-	return s.startClangd(ctx, params, p, own), nil
+	return s.startBackends(ctx, params, p, own), nil
 }
 
 // initializedNotification pulls the configuration when the client serves workspace/configuration.

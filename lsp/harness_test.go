@@ -180,6 +180,7 @@ type clientOptions struct {
 	silentEdits bool     // the client never answers workspace/applyEdit
 	dir         string   // the server's working directory ("": the test's)
 	relatedInfo bool     // the client shows diagnostics' relatedInformation
+	clientName  string   // clientInfo.name ("eglot": the servers behind Hydra by default)
 }
 
 // startServer spawns `hydra lsp` and initializes it.
@@ -244,6 +245,9 @@ func startServer(t *testing.T, o clientOptions) *client {
 	params := map[string]any{"processId": os.Getpid(), "rootUri": nil, "capabilities": caps}
 	if o.initOptions != nil {
 		params["initializationOptions"] = o.initOptions
+	}
+	if o.clientName != "" {
+		params["clientInfo"] = map[string]any{"name": o.clientName}
 	}
 	if err := c.call("initialize", params, &c.initResult); err != nil {
 		t.Fatalf("initialize: %v", err)

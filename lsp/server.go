@@ -7,7 +7,8 @@
 // text_sync.go (the document store), code_action.go, command.go, generate.go (one generation
 // and its streamed edits), edits.go (pure edit arithmetic), inline_completion.go, progress.go,
 // config.go, compile_flags.go, warm.go (dormant preamble checkpoints), diagnostics.go,
-// clangd.go and forward.go (clangd behind Hydra: the process, and the forwarding both ways).
+// backend.go, clangd.go, tsserver.go and forward.go (language servers behind Hydra: the
+// processes, and the forwarding both ways).
 // stream.go and protocol.go are the transport and the wire types.
 package lsp
 
@@ -121,8 +122,9 @@ type Server struct {
 	flags *flagStore
 	warm  *warmCache
 
-	// clangd is the clangd behind Hydra (clangd.go, forward.go), set by initialize; nil when off.
-	clangd *clangdProxy
+	// backends are the language servers behind Hydra (backend.go, forward.go: clangd,
+	// TypeScript's), set by initialize; none when off.
+	backends []*backend
 
 	// exited is closed when the client sends exit; exitOK says shutdown came first.
 	exited   chan struct{}
@@ -193,7 +195,7 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	}
 	s.toClient.Store(false)
 	s.stopAll()
-	if px := s.clangdProxy(); px != nil {
+	for _, px := range s.allBackends() {
 		px.close()
 	}
 	cancel()
@@ -319,7 +321,7 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 			s.logf("ignoring %s before initialize", req.Method)
 			return
 		}
-		if !ok && s.clangdProxy() == nil {
+		if !ok && len(s.allBackends()) == 0 {
 			s.logf("ignoring notification %s", req.Method)
 			return
 		}

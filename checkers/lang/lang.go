@@ -91,6 +91,10 @@ type Language struct {
 	Syntax func(flags []string, filename string) Syntax
 	// NewChecker starts the language's checker.
 	NewChecker func(CheckerOptions) (checkers.Checker, error)
+	// LanguageServer finds the language's own language server, which `hydra lsp` can run
+	// behind itself for clients that take one server per language (lsp/backend.go): its
+	// program and the arguments that make it speak LSP on stdio.
+	LanguageServer func() (string, []string, error)
 }
 
 // UntitledName is the file a document of language ID id without a path is checked as.

@@ -2,6 +2,7 @@ package lang
 
 import (
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -129,5 +130,21 @@ func TestNewChecker(t *testing.T) {
 		if err := ck.Close(); err != nil {
 			t.Errorf("%s: close: %v", l.Name, err)
 		}
+	}
+}
+
+// Each language names its own language server: clangd for C/C++ (when one is on $PATH), and
+// TypeScript 7's compiler in its LSP mode for TypeScript (installed by scripts/install-deps.sh).
+func TestLanguageServers(t *testing.T) {
+	p, args, err := TypeScript.LanguageServer()
+	if err != nil {
+		t.Fatalf("TypeScript's language server: %v", err)
+	}
+	if filepath.Base(p) != "tsc" || strings.Join(args, " ") != "--lsp --stdio" {
+		t.Errorf("TypeScript's language server %s %v, want tsc --lsp --stdio", p, args)
+	}
+	_, lookErr := exec.LookPath("clangd-19")
+	if p, _, err := C.LanguageServer(); (err == nil) != (lookErr == nil || p != "") || err == nil && !strings.Contains(filepath.Base(p), "clangd") {
+		t.Errorf("C/C++'s language server %q, %v (clangd-19 on $PATH: %v)", p, err, lookErr == nil)
 	}
 }

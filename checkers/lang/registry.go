@@ -1,6 +1,9 @@
 package lang
 
 import (
+	"errors"
+	"os/exec"
+
 	"github.com/hydra-lsp/hydra/checkers"
 	"github.com/hydra-lsp/hydra/checkers/chunk"
 	"github.com/hydra-lsp/hydra/checkers/clang"
@@ -27,6 +30,15 @@ var C = &Language{
 	NewChecker: func(o CheckerOptions) (checkers.Checker, error) {
 		return clang.New(clang.Options{Timeout: o.Timeout, Stderr: o.Stderr, OnDroppedFlag: o.OnDroppedFlag})
 	},
+	// clangd: Debian's clangd-19 (the Clang Hydra checks with), else any clangd.
+	LanguageServer: func() (string, []string, error) {
+		for _, name := range []string{"clangd-19", "clangd"} {
+			if p, err := exec.LookPath(name); err == nil {
+				return p, nil, nil
+			}
+		}
+		return "", nil, errors.New("neither clangd-19 nor clangd is on $PATH")
+	},
 }
 
 // TypeScript is checked by TypeScript 7's native compiler (checkers/typescript), which reads
@@ -41,6 +53,11 @@ var TypeScript = &Language{
 	Syntax:        func([]string, string) Syntax { return tsSyntax{} },
 	NewChecker: func(CheckerOptions) (checkers.Checker, error) {
 		return typescript.New(typescript.Options{})
+	},
+	// TypeScript 7's own language server is the checker's compiler: `tsc --lsp --stdio`.
+	LanguageServer: func() (string, []string, error) {
+		p, err := typescript.FindCompiler("")
+		return p, []string{"--lsp", "--stdio"}, err
 	},
 }
 

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/hydra-lsp/hydra/checkers"
-	"github.com/hydra-lsp/hydra/checkers/chunk"
 	"github.com/hydra-lsp/hydra/checkers/clang"
 	"github.com/hydra-lsp/hydra/checkers/lang"
 )
@@ -40,7 +39,8 @@ added after them. The language follows the extension (.c is C, anything else C++
 override it. The checker reads no files outside FILE's directory (or --root), the directories
 the clang flags name and the system include paths. Exit status: 0 accepted, 1 rejected, 2 usage
 or internal error. A .ts/.mts/.cts/.tsx FILE goes to the TypeScript checker instead (TypeScript
-7's tsc --api, under FILE's tsconfig.json or TypeScript 7's defaults; clang flags do not apply).
+7's tsc --api, under FILE's tsconfig.json or TypeScript 7's defaults), cut by its own chunker;
+clang flags after -- are refused for it.
 
 With --json, one JSON object per line per event:
   {"event":"progress","off":N,"cat":"…"}
@@ -104,6 +104,14 @@ func parseCheckArgs(args []string, stderr io.Writer) (checkArgs, error) {
 		fs.Usage()
 		return a, errors.New("hydra check: no FILE given")
 	}
+	if l := lang.ForFile(a.file); !l.UsesFlags {
+		if len(clangFlags) > 0 {
+			return a, fmt.Errorf("hydra check: %s: compiler flags after -- do not apply to %s (its project's configuration is its %s)",
+				a.file, l.Name, l.ProjectConfig)
+		}
+		a.stderr = stderr
+		return a, nil
+	}
 	flags, err := a.project.flags(a.file, clangFlags, stderr)
 	if err != nil {
 		return a, fmt.Errorf("hydra check: %w", err)
@@ -164,17 +172,15 @@ func runCheck(args []string) int {
 	return 1
 }
 
-// check runs one file through a fresh checker and prints its events to w; it returns the
-// verdict, or an error when the checker could not give one.
+// check runs one file through a fresh checker of its language (checkers/lang) and prints its
+// events to w; it returns the verdict, or an error when the checker could not give one.
 func check(ctx context.Context, a checkArgs, w io.Writer) (bool, error) {
-	if typeScriptFile(a.file) {
-		return checkTypeScript(ctx, a, w) // check_ts.go
-	}
 	text, err := readRegularFile(a.file)
 	if err != nil {
 		return false, err
 	}
-	ch, err := clang.New(clang.Options{Timeout: clang.TimeoutFlag(a.timeout), OnDroppedFlag: droppedFlagPrinter(a.stderr)})
+	l := lang.ForFile(a.file)
+	ch, err := l.NewChecker(lang.CheckerOptions{Timeout: clang.TimeoutFlag(a.timeout), OnDroppedFlag: droppedFlagPrinter(a.stderr)})
 	if err != nil {
 		return false, fmt.Errorf("start checker: %w", err)
 	}
@@ -196,7 +202,7 @@ func check(ctx context.Context, a checkArgs, w io.Writer) (bool, error) {
 	defer sess.Close()
 
 	submitted := make(chan error, 1)
-	go func() { submitted <- streamFile(sess, string(text), chunk.OptionsForFlags(a.flags, a.file), a.every) }()
+	go func() { submitted <- streamFile(sess, string(text), l.Syntax(a.flags, a.file), a.every) }()
 
 	p := &checkPrinter{w: w, json: a.json, file: a.file}
 	ok, err := p.follow(ctx, ch, sess)
@@ -247,11 +253,11 @@ func (p *checkPrinter) follow(ctx context.Context, ch checkers.Checker, sess che
 // preamble ends (as the engine does) and, with every > 0, every that many chunks after it, then
 // ends the input. A file that the chunker would cut into more than lang.MaxChunks chunks goes
 // in merged pieces of whole chunks (lang.Merger), so that Clang's cost per chunk stays bounded.
-func streamFile(sess checkers.Session, text string, opts chunk.Options, every int) error {
-	c := chunk.New(opts)
+func streamFile(sess checkers.Session, text string, syn lang.Syntax, every int) error {
+	c := syn.NewChunker("")
 	m := lang.Merger{Min: lang.MergeMin(len(text))}
 	n := 0 // pieces after the preamble
-	send := func(p chunk.Chunk) error {
+	send := func(p lang.Chunk) error {
 		cp := p.PreambleEnd
 		if p.Cat != checkers.BoundaryPreamble {
 			n++
@@ -262,7 +268,7 @@ func streamFile(sess checkers.Session, text string, opts chunk.Options, every in
 		}
 		return nil
 	}
-	submit := func(chs []chunk.Chunk) error {
+	submit := func(chs []lang.Chunk) error {
 		for _, ch := range chs {
 			if p, ok := m.Add(ch); ok {
 				if err := send(p); err != nil {

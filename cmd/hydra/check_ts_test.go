@@ -49,4 +49,19 @@ func TestCheckTypeScriptCLI(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "bad.ts:4:7: error: Type 'number' is not assignable to type 'string'.") {
 		t.Fatalf("exit %d, want 1 and the error at 4:7\n%s%s", code, out, errOut)
 	}
+
+	// Compiler flags are clang's: for TypeScript they are refused, not ignored.
+	_, errOut, code = runHydraCheck(t, hydraBin, nil, write("flags.ts", okTS), "--", "-std=c11")
+	if code != 2 || !strings.Contains(errOut, "compiler flags after -- do not apply to TypeScript") {
+		t.Fatalf("clang flags on a .ts file: exit %d, want 2 and a refusal\n%s", code, errOut)
+	}
+	// Only regular files are read, as for C/C++ (a device would be read without end).
+	dev := filepath.Join(dir, "zero.ts")
+	if err := os.Symlink("/dev/zero", dev); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code = runHydraCheck(t, hydraBin, nil, dev)
+	if code != 2 || !strings.Contains(errOut, "not a regular file") {
+		t.Fatalf("a device named .ts: exit %d, want 2 and 'not a regular file'\n%s", code, errOut)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hydra-lsp/hydra/checkers"
+	"github.com/hydra-lsp/hydra/checkers/lang"
 	"github.com/hydra-lsp/hydra/checkers/clang"
 	"github.com/hydra-lsp/hydra/engine/model"
 )
@@ -53,7 +54,7 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 	var found []finding
 	found = append(found, finding{what: "version", found: "hydra " + buildVersion(), ok: true})
 	found = append(found, checkerFindings(*timeout)...)
-	found = append(found, clangdFinding(), modelFinding(*modelURL, *timeout), cacheFinding())
+	found = append(found, clangdFinding(), typeScriptFinding(), modelFinding(*modelURL, *timeout), cacheFinding())
 	code := 0
 	for _, f := range found {
 		mark := "ok  "
@@ -187,6 +188,22 @@ func clangdFinding() finding {
 	}
 	return finding{what: "clangd", found: "neither clangd-19 nor clangd is on $PATH (optional: only for the clangd setting)",
 		fix: "apt-get install clangd-19, or set clangdPath"}
+}
+
+// typeScriptFinding looks for TypeScript 7's compiler: the TypeScript checker runs it, and
+// `hydra lsp` runs it as TypeScript's language server behind itself (tsc --lsp --stdio).
+func typeScriptFinding() finding {
+	p, _, err := lang.TypeScript.LanguageServer()
+	if err != nil {
+		return finding{what: "typescript", found: err.Error() + " (optional: only for TypeScript files)",
+			fix: "scripts/install-deps.sh installs it, or set $HYDRA_TSC"}
+	}
+	out, err := exec.Command(p, "--version").Output()
+	if err != nil {
+		return finding{what: "typescript", found: fmt.Sprintf("%s: --version: %v", p, err),
+			fix: "reinstall it with scripts/install-deps.sh, or set $HYDRA_TSC"}
+	}
+	return finding{what: "typescript", found: fmt.Sprintf("%s (%s; checker and language server)", p, strings.TrimSpace(string(out))), ok: true}
 }
 
 // modelFinding asks the model server what it serves.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hydra-lsp/hydra/checkers/clang"
+	"github.com/hydra-lsp/hydra/checkers/typescript"
 	"github.com/hydra-lsp/hydra/engine/model/standin"
 )
 
@@ -42,6 +43,8 @@ func TestDoctorOnAWorkingInstallation(t *testing.T) {
 		"system":  "<vector>",
 		"model":   srv.ModelName(),
 		"cache":   "(writable)",
+		// scripts/install-deps.sh test installs TypeScript 7 before the tests run.
+		"typescript": "Version 7.",
 	} {
 		if l := lines[what]; !strings.HasPrefix(l, "ok") || !strings.Contains(l, want) {
 			t.Errorf("%s line %q: want ok and %q\n%s", what, l, want, all)
@@ -58,6 +61,7 @@ func TestDoctorNamesWhatIsBroken(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv(clang.ShimEnv, notExec)
+	t.Setenv(typescript.CompilerEnv, notExec+".tsc")
 	// A port nobody listens on: take one, then free it.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -75,6 +79,10 @@ func TestDoctorNamesWhatIsBroken(t *testing.T) {
 	}
 	if l := lines["model"]; strings.HasPrefix(l, "ok") {
 		t.Errorf("model line %q: a server that is down is not ok", l)
+	}
+	// TypeScript is optional: a compiler that is not there is named, and does not fail doctor.
+	if l := lines["typescript"]; !strings.HasPrefix(l, "--") || !strings.Contains(l, notExec+".tsc") {
+		t.Errorf("typescript line %q: want -- naming %s.tsc", l, notExec)
 	}
 	if !strings.Contains(all, "fix: ") {
 		t.Errorf("no fix offered:\n%s", all)
