@@ -138,6 +138,22 @@ Read when the server starts."
   "The clangd binary; nil = clangd-19, then clangd, on the server's PATH."
   :type '(choice (const :tag "Search PATH" nil) string))
 
+(defcustom hydra-typescript-server t
+  "Non-nil: `hydra lsp' runs TypeScript's own language server behind it.
+For TypeScript buffers, as `hydra-clangd' does clangd for C/C++: hover,
+go-to-definition, completion and TypeScript's diagnostics keep working beside
+generation.  The server is `hydra-typescript-server-command'; the default one
+(TypeScript 7's compiler) missing is only logged.  Read when the server
+starts."
+  :type 'boolean)
+
+(defcustom hydra-typescript-server-command nil
+  "TypeScript's language server behind `hydra lsp': program and arguments.
+nil = TypeScript 7's compiler in its LSP mode (tsc --lsp --stdio, the compiler
+Hydra checks with); for example (\"typescript-language-server\" \"--stdio\").
+Read when the server starts."
+  :type '(choice (const :tag "TypeScript 7's tsc --lsp" nil) (repeat string)))
+
 (defcustom hydra-request-timeout 600
   "Seconds to wait for a generation to end before giving up on it."
   :type 'integer)
@@ -193,7 +209,13 @@ failed.")
       (put :clientShowsSummary t)
       (when hydra-clang-flags (put :clangFlags (vconcat hydra-clang-flags)))
       (put :clangd (if hydra-clangd t :json-false))
-      (put :clangdPath hydra-clangd-path))
+      (put :clangdPath hydra-clangd-path)
+      ;; On: left to the server, whose default for eglot is on and only logs a missing
+      ;; compiler (a C/C++ user need not have TypeScript).
+      (unless hydra-typescript-server (put :typescriptServer :json-false))
+      (when hydra-typescript-server-command
+        (put :typescriptServerPath (car hydra-typescript-server-command))
+        (put :typescriptServerArgs (vconcat (cdr hydra-typescript-server-command)))))
     (or plist (make-hash-table))))
 
 ;;;; The eglot server class
@@ -422,10 +444,11 @@ the one of the mode that started it.  The ids are eglot's own for these modes.")
   "Non-nil: eglot uses `hydra lsp' for TypeScript buffers too.
 Their modes are `typescript-mode' (MELPA's, on Emacs 28), `typescript-ts-mode'
 and `tsx-ts-mode' (Emacs 29+, with the tree-sitter grammar).  eglot runs one
-server per buffer: in those buffers Hydra then replaces the TypeScript
-language server (typescript-language-server) that eglot would start.  Set it
-to nil (setq, customize) to keep that server there: it takes effect at once,
-for the buffers where eglot starts next."
+server per buffer: in those buffers Hydra takes the place of the TypeScript
+language server that eglot would start (typescript-language-server), and runs
+one behind it instead (`hydra-typescript-server').  Set it to nil (setq,
+customize) to have eglot start its own there: it takes effect at once, for the
+buffers where eglot starts next."
   :type 'boolean)
 
 (defun hydra--register-typescript (on)
