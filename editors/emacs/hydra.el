@@ -1,4 +1,4 @@
-;;; hydra.el --- Generate C/C++ with repair: Hydra LSP for eglot  -*- lexical-binding: t; -*-
+;;; hydra.el --- Generate C/C++ and TypeScript with repair: Hydra LSP for eglot  -*- lexical-binding: t; -*-
 
 ;; Copyright (C) 2026 The Hydra LSP authors
 
@@ -6,7 +6,7 @@
 ;; Maintainer: The Hydra LSP authors
 ;; Version: 0.1.0
 ;; Package-Requires: ((emacs "28.1") (eglot "1.9") (jsonrpc "1.0.14"))
-;; Keywords: languages, c, tools, convenience
+;; Keywords: languages, c, typescript, tools, convenience
 ;; URL: https://github.com/hydra-lsp/hydra
 
 ;; This file is not part of GNU Emacs.
@@ -15,12 +15,15 @@
 
 ;;; Commentary:
 
-;; Hydra LSP generates C and C++ with a language model while a real Clang checker runs beside the
-;; generation, and rolls back to the root cause of an error instead of only the place Clang reports
-;; it.  This package is its Emacs client, on top of eglot:
+;; Hydra LSP generates C, C++ and TypeScript with a language model while a real compiler (Clang,
+;; TypeScript's own tsc) checks the generation as it streams, and rolls back to the root cause of an
+;; error instead of only the place the compiler reports it.  This package is its Emacs client, on
+;; top of eglot:
 ;;
-;; - it registers `hydra lsp' with eglot for `c-mode', `c++-mode', `c-ts-mode' and `c++-ts-mode'
-;;   (M-x eglot, or `eglot-ensure' in a hook, then starts it);
+;; - it registers `hydra lsp' with eglot for `c-mode', `c++-mode', `c-ts-mode' and `c++-ts-mode',
+;;   and (unless `hydra-typescript' is nil) for `typescript-mode' (MELPA's, on Emacs 28),
+;;   `typescript-ts-mode' and `tsx-ts-mode' (M-x eglot, or `eglot-ensure' in a hook, then starts
+;;   it);
 ;; - eglot's own code actions (M-x eglot-code-actions, the lightbulb) offer "Generate with
 ;;   repair (Hydra)": this package runs it as M-x hydra-generate does, not as eglot's synchronous
 ;;   request, which would time out and ask to confirm each streamed edit;
@@ -64,7 +67,7 @@
 (defvar eglot-confirm-server-edits)
 
 (defgroup hydra nil
-  "Hydra LSP: generate C/C++ with a language model and a live Clang checker."
+  "Hydra LSP: generate C/C++ and TypeScript with a language model and a live compiler."
   :group 'tools
   :prefix "hydra-")
 
@@ -135,6 +138,22 @@ Read when the server starts."
   "The clangd binary; nil = clangd-19, then clangd, on the server's PATH."
   :type '(choice (const :tag "Search PATH" nil) string))
 
+(defcustom hydra-typescript-server t
+  "Non-nil: `hydra lsp' runs TypeScript's own language server behind it.
+For TypeScript buffers, as `hydra-clangd' does clangd for C/C++: hover,
+go-to-definition, completion and TypeScript's diagnostics keep working beside
+generation.  The server is `hydra-typescript-server-command'; the default one
+(TypeScript 7's compiler) missing is only logged.  Read when the server
+starts."
+  :type 'boolean)
+
+(defcustom hydra-typescript-server-command nil
+  "TypeScript's language server behind `hydra lsp': program and arguments.
+nil = TypeScript 7's compiler in its LSP mode (tsc --lsp --stdio, the compiler
+Hydra checks with); for example (\"typescript-language-server\" \"--stdio\").
+Read when the server starts."
+  :type '(choice (const :tag "TypeScript 7's tsc --lsp" nil) (repeat string)))
+
 (defcustom hydra-request-timeout 600
   "Seconds to wait for a generation to end before giving up on it."
   :type 'integer)
@@ -190,7 +209,13 @@ failed.")
       (put :clientShowsSummary t)
       (when hydra-clang-flags (put :clangFlags (vconcat hydra-clang-flags)))
       (put :clangd (if hydra-clangd t :json-false))
-      (put :clangdPath hydra-clangd-path))
+      (put :clangdPath hydra-clangd-path)
+      ;; On: left to the server, whose default for eglot is on and only logs a missing
+      ;; compiler (a C/C++ user need not have TypeScript).
+      (unless hydra-typescript-server (put :typescriptServer :json-false))
+      (when hydra-typescript-server-command
+        (put :typescriptServerPath (car hydra-typescript-server-command))
+        (put :typescriptServerArgs (vconcat (cdr hydra-typescript-server-command)))))
     (or plist (make-hash-table))))
 
 ;;;; The eglot server class
@@ -406,15 +431,47 @@ Servers eglot starts from then on run it (`hydra--contact')."
     (message "Hydra: server %s installed in %s" version dest)
     version))
 
+(defconst hydra--typescript-entry
+  '(((tsx-ts-mode :language-id "typescriptreact")
+     (typescript-ts-mode :language-id "typescript")
+     (typescript-mode :language-id "typescript"))
+    . hydra--contact)
+  "The `eglot-server-programs' entry of `hydra lsp' for TypeScript buffers.
+An entry of its own, not C/C++'s: eglot 1.9 sends one language id per server,
+the one of the mode that started it.  The ids are eglot's own for these modes.")
+
+(defcustom hydra-typescript t
+  "Non-nil: eglot uses `hydra lsp' for TypeScript buffers too.
+Their modes are `typescript-mode' (MELPA's, on Emacs 28), `typescript-ts-mode'
+and `tsx-ts-mode' (Emacs 29+, with the tree-sitter grammar).  eglot runs one
+server per buffer: in those buffers Hydra takes the place of the TypeScript
+language server that eglot would start (typescript-language-server), and runs
+one behind it instead (`hydra-typescript-server').  Set it to nil (setq,
+customize) to have eglot start its own there: it takes effect at once, for the
+buffers where eglot starts next."
+  :type 'boolean)
+
+(defun hydra--register-typescript (on)
+  "With ON non-nil, put `hydra--typescript-entry' first in eglot's programs.
+With ON nil, take it out of `eglot-server-programs'."
+  (if on
+      (add-to-list 'eglot-server-programs hydra--typescript-entry)
+    (setq eglot-server-programs (delete hydra--typescript-entry eglot-server-programs))))
+
 ;;;###autoload
 (defun hydra-eglot-register ()
-  "Make eglot use `hydra lsp' for C and C++ buffers (the entry goes first)."
+  "Make eglot use `hydra lsp' for C and C++ buffers (the entry goes first).
+And for TypeScript buffers, as `hydra-typescript' says."
   (add-to-list 'eglot-server-programs
                '(((c-mode :language-id "c") (c++-mode :language-id "cpp")
                   (c-ts-mode :language-id "c") (c++-ts-mode :language-id "cpp"))
-                 . hydra--contact)))
+                 . hydra--contact))
+  (hydra--register-typescript hydra-typescript))
 
 (hydra-eglot-register)
+(add-variable-watcher 'hydra-typescript
+                      (lambda (_symbol value operation _where)
+                        (when (eq operation 'set) (hydra--register-typescript value))))
 
 (add-to-list 'mode-line-misc-info '(:eval hydra-status) t)
 

@@ -1,4 +1,5 @@
-// The VS Code extension: starts `hydra lsp` through vscode-languageclient for C and C++ files,
+// The VS Code extension: starts `hydra lsp` through vscode-languageclient for C, C++ and
+// TypeScript files (settings.ts's LANGUAGES),
 // adds "Hydra: Generate with Repair" and "Hydra: Cancel", bridges inline completions and routes
 // the server's code action through the same progress notification. The logic lives in
 // settings.ts, generate.ts and inline.ts (tested in Node against the real server); this file
@@ -12,6 +13,7 @@ import {
   configurationItems,
   currentSettings,
   didChangeConfigurationParams,
+  documentSelector,
   inlineCompletionEnabled,
   initializationOptions,
   SECTION,
@@ -28,7 +30,7 @@ async function withSettingsButton(shown: Thenable<string | undefined>): Promise<
   }
 }
 
-/** activate finds the server (server.ts), starts the client (on the first C or C++ file) and
+/** activate finds the server (server.ts), starts the client (on the first C, C++ or TypeScript file) and
  * registers the commands. */
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const config = vscode.workspace.getConfiguration(SECTION);
@@ -41,12 +43,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const fallback = fallbackMessage(found);
   const serverOptions: ServerOptions = { command: found.chosen.candidate.command, args: SERVER_ARGS, transport: TransportKind.stdio };
   const clientOptions: LanguageClientOptions = {
-    documentSelector: [
-      { scheme: "file", language: "c" },
-      { scheme: "file", language: "cpp" },
-      { scheme: "untitled", language: "c" },
-      { scheme: "untitled", language: "cpp" },
-    ],
+    documentSelector: documentSelector(),
     initializationOptions: () => initializationOptions(currentSettings()),
     middleware: {
       workspace: {

@@ -108,6 +108,17 @@ export function configurationItems(items: { section?: string }[], s: HydraSettin
   });
 }
 
+/** LANGUAGES are the VS Code language ids whose files the server serves: C and C++ (Clang) and
+ * TypeScript (TypeScript's own compiler). package.json's activationEvents and the commands' `when`
+ * clauses name the same (a test checks it). */
+export const LANGUAGES = ["c", "cpp", "typescript", "typescriptreact"];
+
+/** documentSelector is the language client's document selector: LANGUAGES' files on disk and
+ * untitled ones. */
+export function documentSelector(): { scheme: string; language: string }[] {
+  return ["file", "untitled"].flatMap((scheme) => LANGUAGES.map((language) => ({ scheme, language })));
+}
+
 /** SERVER_ARGS are the arguments the server is started with (`hydra lsp`); which `hydra` runs is
  * server.ts's to decide. */
 export const SERVER_ARGS = ["lsp"];

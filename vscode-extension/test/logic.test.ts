@@ -2,12 +2,14 @@
 // arguments, progress lines, inline completion conversion. `vscode` is the stub (setup.ts).
 import "./setup";
 import { strict as assert } from "node:assert";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import * as vscode from "vscode";
 import { generateArg, progressLine, summary } from "../src/generate";
 import { forVSCode, lspTriggerKind, toItem } from "../src/inline";
 import { serverCandidates } from "../src/server";
-import { configurationItems, inlineCompletionEnabled, settingsFrom } from "../src/settings";
+import { configurationItems, documentSelector, inlineCompletionEnabled, LANGUAGES, settingsFrom } from "../src/settings";
 
 const reader = (values: Record<string, unknown>) => ({
   get: <T>(k: string) => values[k] as T | undefined,
@@ -201,5 +203,33 @@ describe("inline completion conversion", () => {
         assert.deepEqual(forVSCode(it0, k.line), it0);
       });
     }
+  });
+});
+
+describe("the languages served", () => {
+  // package.json, as VS Code reads it (out/test/ → the extension's root).
+  const pkg = JSON.parse(readFileSync(join(__dirname, "..", "..", "package.json"), "utf8")) as {
+    activationEvents: string[];
+    contributes: { menus: { commandPalette: { command: string; when: string }[] } };
+  };
+  it("are C, C++ and TypeScript (.ts and .tsx), with the LSP's language ids", () => {
+    assert.deepEqual(LANGUAGES, ["c", "cpp", "typescript", "typescriptreact"]);
+  });
+  it("activate the extension (package.json's activationEvents)", () => {
+    assert.deepEqual(pkg.activationEvents, LANGUAGES.map((l) => `onLanguage:${l}`));
+  });
+  it("show the commands in the palette (their when clauses)", () => {
+    for (const m of pkg.contributes.menus.commandPalette) {
+      assert.equal(m.when, LANGUAGES.map((l) => `editorLangId == ${l}`).join(" || "), m.command);
+    }
+  });
+  it("are what the client sends to the server, on disk and untitled", () => {
+    const sel = documentSelector();
+    for (const language of LANGUAGES) {
+      for (const scheme of ["file", "untitled"]) {
+        assert.ok(sel.some((d) => d.language === language && d.scheme === scheme), `${scheme} ${language}`);
+      }
+    }
+    assert.equal(sel.length, 2 * LANGUAGES.length);
   });
 });

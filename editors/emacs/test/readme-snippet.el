@@ -57,6 +57,13 @@
       (error "The README's tree-sitter snippet no longer sets c-ts-mode-hook: %s" snippet))
     snippet))
 
+(defun hydra-test-readme-typescript-snippet ()
+  "The README's snippet for TypeScript: the Emacs section's third elisp block."
+  (let ((snippet (hydra-test--readme-elisp-block 3)))
+    (unless (string-search "typescript-ts-mode-hook" snippet)
+      (error "The README's TypeScript snippet no longer sets typescript-ts-mode-hook: %s" snippet))
+    snippet))
+
 (defun hydra-test-eval-readme-snippet ()
   "Evaluate the README's snippet (paths and URL made real); return its text."
   (let ((snippet (hydra-test-readme-snippet)))

@@ -19,6 +19,9 @@
 #   tui-inline:  hydra-inline-mode: TAB (indent) and Backspace ask again after a pause, a mode-line
 #                mark while the server works, typing dismisses, TAB accepts, nothing in comments;
 #   tui-inline-cancel: typing cancels the running request ($/cancelRequest);
+#   tui-typescript: (editors/emacs/test/typescript.sh) a .ts file, checked by TypeScript's own
+#                compiler: a type error rooted on an earlier line is repaired, the edits stream
+#                in, one C-/ undoes the whole generation;
 #   clangd: clangd-test.el, the real clangd-19 behind `hydra lsp';
 #   install (only when named; Emacs 29+; HYDRA_TEST_ARCHIVE=make dist's archive): install-test.el,
 #   package-vc-install from a local clone, M-x hydra-install-server from the archive, a generation.
@@ -300,8 +303,11 @@ case_install() {
   editor_test_no_orphans "emacs install" || status=1
 }
 
+# shellcheck source=typescript.sh
+source "$EDITORS_DIR/emacs/test/typescript.sh"
+
 cases=("$@")
-[ ${#cases[@]} -eq 0 ] && cases=(batch clangd tui-typing tui-typing-broken tui-follow tui-code-action tui-inline tui-inline-cancel)
+[ ${#cases[@]} -eq 0 ] && cases=(batch clangd tui-typing tui-typing-broken tui-follow tui-code-action tui-inline tui-inline-cancel tui-typescript)
 for c in "${cases[@]}"; do
   case "$c" in
   batch) case_batch ;;
@@ -313,6 +319,7 @@ for c in "${cases[@]}"; do
   tui-code-action) case_tui_code_action ;;
   tui-inline) case_tui_inline ;;
   tui-inline-cancel) case_tui_inline_cancel ;;
+  tui-typescript) case_tui_typescript ;;
   *)
     echo "unknown case $c" >&2
     exit 2

@@ -9,8 +9,10 @@
 ;; and types into it as a person would.  This file sets Emacs up with the
 ;; README's snippet (readme-snippet.el) and reports what the editor is doing:
 ;; every 50 ms it writes $HYDRA_TEST_STATE (JSON): the buffer's text, point,
-;; the generation's state, the ghost text, how many inline completion requests
-;; were sent and cancelled.  It asserts nothing: run.sh does.
+;; the major mode, the generation's state, the buffer's line counts while it
+;; ran, the ghost text, how many inline completion requests were sent and
+;; cancelled.  It asserts nothing: run.sh does.  With HYDRA_TEST_TYPESCRIPT set
+;; it loads typescript.el (the README's TypeScript snippet) too.
 
 ;;; Code:
 
@@ -25,6 +27,8 @@
 (load (expand-file-name "readme-snippet" (file-name-directory (or load-file-name buffer-file-name)))
       nil t)
 (hydra-test-eval-readme-snippet)
+(when (getenv "HYDRA_TEST_TYPESCRIPT")
+  (load (expand-file-name "typescript" (file-name-directory (or load-file-name buffer-file-name))) nil t))
 
 (defvar hydra-test-counts (list :inline-requests 0 :cancels 0 :generating-seen nil
                                 :inline-status-seen nil)
@@ -43,6 +47,18 @@
             (lambda (_conn method &rest _)
               (when (eq method :$/cancelRequest)
                 (hydra-test--count :cancels))))
+
+(defvar hydra-test-line-counts nil
+  "The line counts a file's buffer had after each change while a generation ran.
+A generation whose edits stream in leaves counts between the first and the last.")
+
+(add-hook 'after-change-functions
+          (lambda (&rest _)
+            (when (and buffer-file-name hydra--generating)
+              ;; (eglot applies an edit in a buffer narrowed to its range)
+              (save-restriction
+                (widen)
+                (cl-pushnew (count-lines (point-min) (point-max)) hydra-test-line-counts)))))
 
 (defun hydra-test--json-value (v)
   "V as JSON: nil is false, plists stay objects."
@@ -80,6 +96,8 @@
                   (cancels . ,(plist-get hydra-test-counts :cancels))
                   (generating_seen . ,(if (plist-get hydra-test-counts :generating-seen) t :json-false))
                   (inline_status_seen . ,(if (plist-get hydra-test-counts :inline-status-seen) t :json-false))
+                  (streamed_line_counts . ,(vconcat hydra-test-line-counts))
+                  (major_mode . ,(symbol-name major-mode))
                   (echo . ,(or (current-message) "")))))
           (let ((tmp (concat file ".tmp"))
                 (json (json-encode state)))

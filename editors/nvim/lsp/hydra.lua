@@ -4,7 +4,7 @@
 --   vim.lsp.config("hydra", { settings = { hydra = { modelUrl = "http://127.0.0.1:8000/v1" } } })
 --   vim.lsp.enable("hydra")
 --
--- starts `hydra lsp` for C and C++ buffers. The plugin's commands (:HydraGenerate…), progress and
+-- starts `hydra lsp` for C, C++ and TypeScript (.ts, .tsx) buffers. The plugin's commands (:HydraGenerate…), progress and
 -- ghost text come with it (require("hydra").prepare() runs here; call it yourself first to pass
 -- options). Use this or require("hydra").setup(), not both: each starts a client.
 local hydra = require("hydra")
@@ -26,8 +26,8 @@ end
 ---@type vim.lsp.Config
 return {
   cmd = require("hydra.install").cmd(),
-  filetypes = { "c", "cpp" },
-  root_markers = { "compile_commands.json", "compile_flags.txt", ".git" },
+  filetypes = { "c", "cpp", "typescript", "typescriptreact" },
+  root_markers = { "compile_commands.json", "compile_flags.txt", "tsconfig.json", ".git" },
   settings = { hydra = {} },
   handlers = hydra.handlers,
   before_init = function(params, config)

@@ -101,7 +101,8 @@ local function lsp_file(settings)
   local path = plugin_dir .. "/lsp/hydra.lua"
   local cfg = dofile(path)
   check(type(cfg.cmd) == "table" and cfg.cmd[#cfg.cmd] == "lsp", "lsp/hydra.lua: cmd runs `hydra lsp`", vim.inspect(cfg.cmd))
-  check(vim.deep_equal(cfg.filetypes, { "c", "cpp" }), "lsp/hydra.lua: filetypes c and cpp", vim.inspect(cfg.filetypes))
+  check(vim.deep_equal(cfg.filetypes, { "c", "cpp", "typescript", "typescriptreact" }),
+    "lsp/hydra.lua: filetypes c, cpp, typescript and typescriptreact", vim.inspect(cfg.filetypes))
   check(type(cfg.root_markers) == "table" and vim.tbl_contains(cfg.root_markers, "compile_commands.json"),
     "lsp/hydra.lua: root_markers", vim.inspect(cfg.root_markers))
   check(type(cfg.on_attach) == "function" and type(cfg.before_init) == "function" and type(cfg.handlers) == "table",

@@ -31,7 +31,10 @@
 #   tui-ghost: ghost text after a pause in insert mode, dismissed by typing and by CTRL-], asked for
 #             at once by M-] (next), accepted a word (M-w), a line (M-l), then the rest (Tab); a
 #             thinking mark while the server works, the request cancelled when the user types on;
-#             no request in a comment or a string.
+#             no request in a comment or a string;
+#   tui-typescript: (editors/nvim/test/typescript.sh) a .ts file, checked by TypeScript's own
+#             compiler: a type error rooted on an earlier line is repaired, the edits stream in,
+#             one `u` removes the whole generation.
 # Run one case: editors/nvim/test/run.sh tui-ghost. Exit status 0 when every check passed.
 set -uo pipefail
 # shellcheck source=../../testlib.sh
@@ -292,8 +295,11 @@ case_lazy() {
   fi
 }
 
+# shellcheck source=typescript.sh
+source "$EDITORS_DIR/nvim/test/typescript.sh"
+
 cases=("$@")
-[ ${#cases[@]} -eq 0 ] && cases=(generate menu settings cancel lsp-file tui-natural tui-typing tui-clangd tui-ghost tui-ghost-cancel)
+[ ${#cases[@]} -eq 0 ] && cases=(generate menu settings cancel lsp-file tui-natural tui-typing tui-clangd tui-ghost tui-ghost-cancel tui-typescript)
 for c in "${cases[@]}"; do
   case "$c" in
   generate | menu | settings | lsp-file) run_case "$c" sum.cpp ;;
@@ -304,6 +310,7 @@ for c in "${cases[@]}"; do
   tui-clangd) case_tui_clangd ;;
   tui-ghost) case_tui_ghost ;;
   tui-ghost-cancel) case_tui_ghost_cancel ;;
+  tui-typescript) case_tui_typescript ;;
   *)
     echo "unknown case $c" >&2
     exit 2

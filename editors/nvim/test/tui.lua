@@ -5,8 +5,8 @@
 --   nvim -u editors/nvim/test/tui.lua FILE
 --
 -- Every 30 ms it writes $HYDRA_TEST_STATE (JSON): the mode, whether a hit-enter or more prompt
--- ("r", "rm") was ever seen, the buffer's lines, the cursor, the generation's state and the ghost
--- text's. It asserts nothing: run.sh does, from this file and the screen.
+-- ("r", "rm") was ever seen, the buffer's lines, the cursor, the generation's state, the buffer's
+-- line counts while it ran, and the ghost text's state. It asserts nothing: run.sh does, from this file and the screen.
 local this = debug.getinfo(1, "S").source:sub(2)
 vim.opt.swapfile = false
 vim.cmd("filetype plugin indent on")
@@ -32,8 +32,23 @@ if os.getenv("HYDRA_TEST_CLANGD") == "1" then
 end
 
 local state_file = os.getenv("HYDRA_TEST_STATE")
-local seen = { prompt = false, modes = {}, thinking = false, running = false }
+local seen = { prompt = false, modes = {}, thinking = false, running = false, counts = {} }
 local inline = require("hydra.inline")
+
+-- Every change to a file's buffer while a generation runs records the buffer's line count then
+-- (streamed_line_counts): a generation whose edits stream in leaves counts between the first and
+-- the last.
+vim.api.nvim_create_autocmd("BufReadPost", {
+  callback = function(ev)
+    vim.api.nvim_buf_attach(ev.buf, false, {
+      on_lines = function(_, b)
+        if (hydra.state[b] or {}).running then
+          seen.counts[vim.api.nvim_buf_line_count(b)] = true
+        end
+      end,
+    })
+  end,
+})
 
 local function write_state()
   local mode = vim.api.nvim_get_mode().mode
@@ -65,6 +80,7 @@ local function write_state()
     thinking_seen = seen.thinking,
     stats = inline.stats,
     undo_seq = vim.fn.undotree().seq_cur,
+    streamed_line_counts = vim.tbl_keys(seen.counts),
     progress_log = s.progress_log or {},
     omnifunc = vim.bo[b].omnifunc,
   }

@@ -38,6 +38,8 @@ mkdir -p "$ws" "$ud/User" "$WORKDIR/extensions" "$WORKDIR/config"
 for f in gen action bulb ghost body settings; do cp "$HYDRA_TESTDATA/sum.cpp" "$ws/$f.cpp"; done
 for f in cancel1 cancel2; do cp "$HYDRA_TESTDATA/slow.cpp" "$ws/$f.cpp"; done
 cp "$HYDRA_TESTDATA/sum.cpp" "$ws/"
+# TypeScript, checked by TypeScript's own compiler (no tsconfig.json: tsc 7's defaults).
+cp "$HYDRA_TESTDATA/longest.ts" "$ws/"
 printf -- '-std=c++17\n' >"$ws/compile_flags.txt"
 # A project as CMake leaves it with GCC: its flags only in compile_commands.json (the header is
 # found through -Iinclude alone), the function to write followed by more of the file (the suffix).
@@ -70,8 +72,10 @@ if [ "$server_mode" != setting ]; then
 fi
 # hydra.path is machine-scoped: code-server's window is a remote one, whose machine settings are
 # the Machine folder's, not the User folder's (VS Code ignores a machine setting there).
+# So is hydra.modelUrl (a workspace must not choose where code goes): the model URL reaches the
+# server only from here (code-server's environment has none).
 mkdir -p "$ud/Machine"
-printf '{ %s }\n' "$path_setting" >"$ud/Machine/settings.json"
+printf '{ %s"hydra.modelUrl": "%s" }\n' "${path_setting:+$path_setting, }" "$HYDRA_MODEL_URL" >"$ud/Machine/settings.json"
 # A workspace's settings must not choose the program the extension runs (hydra.path has machine
 # scope): this workspace names a script that leaves a mark if it is ever run.
 mkdir -p "$ws/.vscode" "$ws/tools"
@@ -79,7 +83,7 @@ printf '#!/bin/sh\ntouch "%s"\nexit 1\n' "$WORKDIR/workspace-hydra-ran" >"$ws/to
 chmod +x "$ws/tools/hydra"
 printf '{ "hydra.path": "%s", "hydra.serverPath": "%s" }\n' "$ws/tools/hydra" "$ws/tools/hydra" >"$ws/.vscode/settings.json"
 # Restricted Mode would keep the extension off; the welcome page and the chat panel would cover
-# the editor. The model URL reaches the server only from here (code-server's environment has none).
+# the editor.
 cat >"$ud/User/settings.json" <<EOF
 {
   "security.workspace.trust.enabled": false,
@@ -89,7 +93,6 @@ cat >"$ud/User/settings.json" <<EOF
   "telemetry.telemetryLevel": "off",
   "extensions.autoCheckUpdates": false,
   "extensions.autoUpdate": false,
-  "hydra.modelUrl": "$HYDRA_MODEL_URL",
   "hydra.model": "$HYDRA_MODEL"
 }
 EOF

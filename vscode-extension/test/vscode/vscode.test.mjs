@@ -351,6 +351,41 @@ try {
     assert(got === expected, `action.cpp is ${JSON.stringify(got)}`);
   });
 
+  await check("TypeScript: a type error rooted on an earlier line is repaired by tsc; the edits stream in; one Ctrl+Z undoes it", async () => {
+    // longest.ts: the stand-in's first answer declares `let best = "";` (line 3) and assigns it a
+    // number on line 4. It answers the same until a retry starts right after the signature (the
+    // root) with the checker's feedback: only a rollback to the root repairs it.
+    const prompt = readFileSync(join(testdata, "longest.ts"), "utf8");
+    const want = readFileSync(join(testdata, "longest.expected.ts"), "utf8");
+    await open("longest.ts");
+    await goto(3, 1);
+    // The editor's line count at every render while the generation runs (edits are applied
+    // one by one: counts between the first and the last show that they streamed in).
+    await page.evaluate(() => {
+      const lines = globalThis.document.querySelector(".monaco-editor.focused .view-lines");
+      globalThis.hydraLineCounts = [];
+      new globalThis.MutationObserver(() => globalThis.hydraLineCounts.push(lines.querySelectorAll(".view-line").length)).observe(lines, {
+        childList: true,
+        subtree: true,
+        characterData: true,
+      });
+    });
+    const r = await generateAndWait(() => palette("Hydra: Generate with Repair"), /accepted .*\d+ attempts/);
+    note(`notifications: ${JSON.stringify(r.seen)}`);
+    // The checker made the model repair: the summary counts the attempts.
+    const attempts = Number(/(\d+) attempts/.exec(r.end)?.[1] ?? 0);
+    assert(attempts >= 2, `the summary ${JSON.stringify(r.end)} does not count 2 or more attempts`);
+    assert(r.seen.some((t) => /attempt/.test(t)), `no progress in the notifications: ${JSON.stringify(r.seen)}`);
+    const counts = await page.evaluate(() => globalThis.hydraLineCounts);
+    const [first, last] = [prompt.split("\n").length, want.split("\n").length];
+    assert(counts.some((n) => n > first && n < last), `the editor never had between ${first} and ${last} lines while it ran: ${JSON.stringify(counts)}`);
+    const got = await save("longest.ts", want);
+    assert(got === want, `longest.ts is ${JSON.stringify(got)}, want longest.expected.ts`);
+    await page.keyboard.press("Control+Z");
+    const undone = await save("longest.ts", prompt);
+    assert(undone === prompt, `after one Ctrl+Z longest.ts is ${JSON.stringify(undone)}, want the prompt back`);
+  });
+
   await check("a project with compile_commands.json: its flags find the header; the code after the cursor stays", async () => {
     // proj/src/stats.cpp finds "sumlib.h" only through the database's -Iinclude.
     await open("stats.cpp");

@@ -1,10 +1,11 @@
--- hydra.nvim: Neovim client for Hydra LSP ("generate with repair" for C and C++).
+-- hydra.nvim: Neovim client for Hydra LSP ("generate with repair" for C, C++ and TypeScript).
 --
 --   require("hydra").setup({ settings = { modelUrl = "http://127.0.0.1:8000/v1", model = "qwen" } })
 --
--- setup() starts (or attaches to) `hydra lsp` for C and C++ buffers, through nvim-lspconfig when
--- it is installed and `lspconfig ~= false`, otherwise through the built-in client: vim.lsp.start
--- on Neovim 0.8+, vim.lsp.start_client + vim.lsp.buf_attach_client on 0.7. It offers the server's
+-- setup() starts (or attaches to) `hydra lsp` for C, C++ and TypeScript (.ts, .tsx) buffers,
+-- through nvim-lspconfig when it is installed and `lspconfig ~= false`, otherwise through the
+-- built-in client: vim.lsp.start on Neovim 0.8+, vim.lsp.start_client + vim.lsp.buf_attach_client
+-- on 0.7. It offers the server's
 -- code action (kind "source.generate.hydra", also routed through this plugin when picked from
 -- vim.lsp.buf.code_action()), :HydraGenerate (cursor or range), :HydraCancel, :HydraLog,
 -- :HydraShowTrace (the picture of the last search, an SVG file the server drew in the user's
@@ -25,9 +26,12 @@ local defaults = {
   -- cmd starts the server. nil: the server the README's build step installed
   -- (stdpath("data")/hydra/bin/hydra, lua/hydra/install.lua), else `hydra` on $PATH.
   cmd = nil,
-  filetypes = { "c", "cpp" },
+  -- filetypes: the buffers the server attaches to. Neovim's filetype is the document's LSP
+  -- languageId: "typescript" for .ts, "typescriptreact" for .tsx. Beside another TypeScript
+  -- server (ts_ls, vtsls) Hydra is one more client of the buffer; both run.
+  filetypes = { "c", "cpp", "typescript", "typescriptreact" },
   -- root_markers find the workspace root upwards from the buffer's file.
-  root_markers = { "compile_commands.json", "compile_flags.txt", ".git", "go.mod" },
+  root_markers = { "compile_commands.json", "compile_flags.txt", "tsconfig.json", ".git", "go.mod" },
   -- settings is the "hydra" configuration section: modelUrl, model, apiKeyEnv, policy,
   -- maxTokens, maxAttempts, clangFlags. It is sent as initializationOptions.hydra and answered
   -- to workspace/configuration.
@@ -558,7 +562,7 @@ local function setup_lspconfig()
         end,
         single_file_support = true,
       },
-      docs = { description = "Hydra LSP: generate C/C++ with a language model and a live Clang checker." },
+      docs = { description = "Hydra LSP: generate C/C++ and TypeScript with a language model and a live compiler checking it." },
     }
   end
   local settings = settings_section()
@@ -928,7 +932,8 @@ function M.prepare(opts)
   end
 end
 
---- setup configures the plugin (prepare) and starts or attaches the server for C and C++ buffers.
+--- setup configures the plugin (prepare) and starts or attaches the server for the buffers of
+--- the filetypes option (C, C++, TypeScript).
 function M.setup(opts)
   M.prepare(opts)
   -- nvim-lspconfig when asked for, or by default when it is installed on Neovim < 0.11 (from 0.11

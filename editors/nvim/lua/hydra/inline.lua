@@ -176,7 +176,8 @@ end
 
 -- in_comment_or_string says whether (row, col) (0-based, col a byte index: the cursor) is inside
 -- a comment or a string literal: from tree-sitter when it highlights the buffer, else from a
--- small scan of C/C++ lexical structure over the lines before it.
+-- small scan of C/C++ lexical structure over the lines before it (in TypeScript buffers, also of
+-- template literals, `…`, which may span lines; their ${…} counts as part of the string).
 local function in_comment_or_string(b, row, col)
   if vim.treesitter.get_captures_at_pos and vim.treesitter.highlighter and vim.treesitter.highlighter.active[b] then
     local ok, caps = pcall(vim.treesitter.get_captures_at_pos, b, row, math.max(col - 1, 0))
@@ -192,9 +193,14 @@ local function in_comment_or_string(b, row, col)
   local first = math.max(row - 400, 0)
   local lines = vim.api.nvim_buf_get_lines(b, first, row + 1, false)
   local in_block = false
+  local templates = vim.bo[b].filetype:match("^typescript") ~= nil
+  local quote -- a template literal's "`" stays open across lines; other quotes end with theirs
   for i, line in ipairs(lines) do
     local limit = i == #lines and col or #line
-    local quote, line_comment = nil, false
+    local line_comment = false
+    if quote ~= "`" then
+      quote = nil
+    end
     local j = 1
     while j <= limit do
       local c, two = line:sub(j, j), line:sub(j, j + 1)
@@ -215,7 +221,7 @@ local function in_comment_or_string(b, row, col)
       elseif two == "/*" then
         in_block = true
         j = j + 1
-      elseif c == '"' or (c == "'" and not line:sub(j - 1, j - 1):match("%w")) then
+      elseif c == '"' or (c == "'" and not line:sub(j - 1, j - 1):match("%w")) or (c == "`" and templates) then
         quote = c
       end
       j = j + 1

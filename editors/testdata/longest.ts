@@ -1,0 +1,2 @@
+// longest returns the length of the longest word.
+function longest(words: string[]): number {
