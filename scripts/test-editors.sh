@@ -22,7 +22,7 @@
 # per editor and generation and exits non-zero when any failed.
 #   scripts/test-editors.sh [--generation debian12|debian13|all] [--jobs N] [nvim] [emacs] [vscode]
 #   (default: all three editors, both generations; HYDRA_EDITOR_GENERATION sets the default)
-# The runs (editor × generation) are independent and run N at a time (default 3,
+# The runs (editor × generation) are independent and run N at a time (default 2,
 # HYDRA_EDITOR_JOBS sets it), each with its own log, printed whole once all have ended; --jobs 1
 # runs them one after another with their output as it comes.
 set -uo pipefail
@@ -30,7 +30,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 ROOT="$(pwd)"
 
 generation="${HYDRA_EDITOR_GENERATION:-all}"
-jobs="${HYDRA_EDITOR_JOBS:-3}"
+jobs="${HYDRA_EDITOR_JOBS:-2}"
 want=()
 while [ $# -gt 0 ]; do
   case "$1" in
