@@ -243,9 +243,11 @@ done
 # The other runs, up to $jobs at a time (--jobs): each is isolated from the others (its own work
 # and cache directories, tmux server, stand-in model on a port of its own, and a marker in the
 # environment by which its orphan check finds only its own processes; a Debian 13 run has its own
-# /tmp and PID namespace besides), and most of their time is spent waiting on the editor, the
-# terminal and the model's pace. Each run's output goes to its own log, printed whole, in the
-# order of the summary, once all have ended; while they run, one line per start and end.
+# /tmp and PID namespace besides), and much of their time is spent waiting (the stand-in model's
+# pace, the pauses a person makes while typing). They still share the machine's CPUs, and their
+# checks wait for events with time limits: hence only a few at a time. Each run's output goes to
+# its own log, printed whole, in the order of the summary, once all have ended; while they run,
+# one line per start and end.
 if [ ${#parallel[@]} -gt 0 ]; then
   logs="$(mktemp -d "${TMPDIR:-/tmp}/hydra-test-editors.XXXXXX")" || exit 2
   # The longest first (VS Code, then Emacs, then Neovim), so that the last to end starts early.
