@@ -22,15 +22,17 @@
 # per editor and generation and exits non-zero when any failed.
 #   scripts/test-editors.sh [--generation debian12|debian13|all] [--jobs N] [nvim] [emacs] [vscode]
 #   (default: all three editors, both generations; HYDRA_EDITOR_GENERATION sets the default)
-# The runs (editor × generation) are independent and run N at a time (default 2,
-# HYDRA_EDITOR_JOBS sets it), each with its own log, printed whole once all have ended; --jobs 1
-# runs them one after another with their output as it comes.
+# The runs (editor × generation) are independent: --jobs N (HYDRA_EDITOR_JOBS) runs up to N at a
+# time, each with its own log, printed whole once all have ended. The default, 1, runs them one
+# after another with their output as it comes: the terminal tests poll tmux and jq many times a
+# second, so on two cores the runs compete for CPU and two at a time took longer in all than one
+# after another.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 ROOT="$(pwd)"
 
 generation="${HYDRA_EDITOR_GENERATION:-all}"
-jobs="${HYDRA_EDITOR_JOBS:-2}"
+jobs="${HYDRA_EDITOR_JOBS:-1}"
 want=()
 while [ $# -gt 0 ]; do
   case "$1" in
