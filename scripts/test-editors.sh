@@ -20,16 +20,27 @@
 # Installs what is missing (Debian: neovim, emacs-nox, elpa-eglot, nodejs, npm; the npm packages
 # from vscode-extension/package-lock.json), builds bin/hydra when it is missing, prints PASS/FAIL
 # per editor and generation and exits non-zero when any failed.
-#   scripts/test-editors.sh [--generation debian12|debian13|all] [nvim] [emacs] [vscode]
+#   scripts/test-editors.sh [--generation debian12|debian13|all] [--jobs N] [nvim] [emacs] [vscode]
 #   (default: all three editors, both generations; HYDRA_EDITOR_GENERATION sets the default)
+# The runs (editor × generation) are independent: --jobs N (HYDRA_EDITOR_JOBS) runs up to N at a
+# time, each with its own log, printed whole once all have ended. The default, 1, runs them one
+# after another with their output as it comes: the terminal tests poll tmux and jq many times a
+# second, so on two cores the runs compete for CPU and two at a time took longer in all than one
+# after another.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 ROOT="$(pwd)"
 
 generation="${HYDRA_EDITOR_GENERATION:-all}"
+jobs="${HYDRA_EDITOR_JOBS:-1}"
 want=()
 while [ $# -gt 0 ]; do
   case "$1" in
+  --jobs | -j)
+    jobs="${2:-}"
+    shift 2 || { echo "test-editors: --jobs needs a value" >&2; exit 2; }
+    ;;
+  --jobs=*) jobs="${1#*=}"; shift ;;
   --generation | -g)
     generation="${2:-}"
     shift 2 || { echo "test-editors: --generation needs a value" >&2; exit 2; }
@@ -44,6 +55,7 @@ debian13) gens=(debian13) ;;
 all) gens=(debian12 debian13) ;;
 *) echo "test-editors: unknown generation '$generation' (want debian12, debian13 or all)" >&2; exit 2 ;;
 esac
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "test-editors: --jobs wants a number of runs at a time (1 or more), not '$jobs'" >&2; exit 2; }
 [ ${#want[@]} -eq 0 ] && want=(nvim emacs vscode)
 
 # --- install what is missing -------------------------------------------------------------------
@@ -187,30 +199,132 @@ for e in "${want[@]}"; do
   fi
 done
 
+# --- the runs ----------------------------------------------------------------------------------
+# The label of each run, and the runs that cannot start (no Debian 13 root): decided here, before
+# any run starts.
 declare -A label
 for r in "${runs[@]}"; do
   e="${r%@*}"
   g=""
   [ "$r" != "$e" ] && g="${r#*@}"
-  echo
-  start=$SECONDS
   if [ -z "$g" ]; then
     label[$r]="$e"
     [ "$e" = rootcheck ] && label[$r]="Debian 13 root: chroot fallback"
-    echo "== test-editors: ${label[$r]}"
-    if "run_$e"; then result[$r]=PASS; else result[$r]=FAIL; fi
+  elif [ "$g" = debian13 ] && ! scripts/debian13-root.sh path >/dev/null; then
+    label[$r]="$e (Debian 13 root could not be built)"
+    result[$r]=FAIL
+    took[$r]=0
   else
-    if [ "$g" = debian13 ] && ! scripts/debian13-root.sh path >/dev/null; then
-      label[$r]="$e (Debian 13 root could not be built)"
-      result[$r]=FAIL
-    else
-      label[$r]="$e: $(editor_version "$g" "$e") (${g/debian/Debian })"
-      echo "== test-editors: ${label[$r]}"
-      if in_gen "$g" "editors/$e/test/run.sh"; then result[$r]=PASS; else result[$r]=FAIL; fi
-    fi
+    label[$r]="$e: $(editor_version "$g" "$e") (${g/debian/Debian })"
   fi
-  took[$r]=$((SECONDS - start))
 done
+
+# run_one R: runs R (rootcheck, vscode or EDITOR@GENERATION) in the foreground; its status is R's.
+run_one() {
+  local e="${1%@*}" g=""
+  [ "$1" != "$e" ] && g="${1#*@}"
+  if [ -z "$g" ]; then "run_$e"; else in_gen "$g" "editors/$e/test/run.sh"; fi
+}
+
+# The chroot fallback's check runs first and alone: it makes mounts in the host's mount table
+# under the Debian 13 root and looks for its own `sleep 600` by name.
+parallel=()
+for r in "${runs[@]}"; do
+  [ -n "${result[$r]:-}" ] && continue
+  if [ "$r" = rootcheck ] || [ "$jobs" -eq 1 ]; then
+    echo
+    echo "== test-editors: ${label[$r]}"
+    start=$SECONDS
+    if run_one "$r"; then result[$r]=PASS; else result[$r]=FAIL; fi
+    took[$r]=$((SECONDS - start))
+  else
+    parallel+=("$r")
+  fi
+done
+
+# The other runs, up to $jobs at a time (--jobs): each is isolated from the others (its own work
+# and cache directories, tmux server, stand-in model on a port of its own, and a marker in the
+# environment by which its orphan check finds only its own processes; a Debian 13 run has its own
+# /tmp and PID namespace besides), and much of their time is spent waiting (the stand-in model's
+# pace, the pauses a person makes while typing). They still share the machine's CPUs, and their
+# checks wait for events with time limits: hence only a few at a time. Each run's output goes to
+# its own log, printed whole, in the order of the summary, once all have ended; while they run,
+# one line per start and end.
+if [ ${#parallel[@]} -gt 0 ]; then
+  logs="$(mktemp -d "${TMPDIR:-/tmp}/hydra-test-editors.XXXXXX")" || exit 2
+  # The longest first (VS Code, then Emacs, then Neovim), so that the last to end starts early.
+  order=()
+  for pat in vscode 'emacs@*' 'nvim@*'; do
+    for r in "${parallel[@]}"; do
+      # shellcheck disable=SC2053 # $pat is a glob on purpose
+      [[ "$r" == $pat ]] && order+=("$r")
+    done
+  done
+  declare -A lane_of # pid → run
+  # Each run in a process group of its own (job control), so that a signal to this script ends
+  # each run with everything it started (its runner's EXIT trap ends its tmux server and
+  # stand-in model), and the process groups its processes made of their own too (`timeout`
+  # makes one): all found by parent process id, from the run down.
+  set -m
+  tree() { # PID: PID and its descendants
+    local c
+    echo "$1"
+    for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do tree "$c"; done
+  }
+  stop_lanes() {
+    local pid p groups=()
+    for pid in "${!lane_of[@]}"; do
+      for p in $(tree "$pid"); do groups+=("$(ps -o pgid= -p "$p" 2>/dev/null | tr -d ' ')"); done
+    done
+    for p in $(printf '%s\n' "${groups[@]}" | sort -u); do
+      [ -n "$p" ] && [ "$p" != "$(ps -o pgid= -p $$ | tr -d ' ')" ] && kill -TERM -- "-$p" 2>/dev/null
+    done
+    wait
+    for p in "${runs[@]}"; do
+      [ -f "$logs/$p.log" ] && { echo; cat "$logs/$p.log"; }
+    done
+    echo "== test-editors: stopped"
+    rm -rf "$logs"
+    exit 130
+  }
+  trap stop_lanes INT TERM
+  echo
+  echo "== test-editors: ${#order[@]} runs, $jobs at a time (--jobs; each run's output follows when all have ended)"
+  next=0
+  running=0
+  while [ $next -lt ${#order[@]} ] || [ $running -gt 0 ]; do
+    while [ $next -lt ${#order[@]} ] && [ $running -lt "$jobs" ]; do
+      r="${order[next]}"
+      next=$((next + 1))
+      (
+        start=$SECONDS
+        echo "== test-editors: ${label[$r]}"
+        if run_one "$r"; then echo PASS >"$logs/$r.result"; else echo FAIL >"$logs/$r.result"; fi
+        echo $((SECONDS - start)) >"$logs/$r.took"
+      ) </dev/null >"$logs/$r.log" 2>&1 &
+      lane_of[$!]="$r"
+      running=$((running + 1))
+      echo "   started  ${label[$r]}"
+    done
+    pid=""
+    wait -n -p pid
+    [ -n "$pid" ] || continue
+    r="${lane_of[$pid]}"
+    unset "lane_of[$pid]"
+    running=$((running - 1))
+    result[$r]="$(cat "$logs/$r.result" 2>/dev/null || echo FAIL)"
+    took[$r]="$(cat "$logs/$r.took" 2>/dev/null || echo '?')"
+    echo "   ${result[$r]}     ${label[$r]} (${took[$r]}s)"
+  done
+  trap - INT TERM
+  set +m
+  for r in "${runs[@]}"; do
+    [ -f "$logs/$r.log" ] || continue
+    echo
+    cat "$logs/$r.log"
+  done
+  rm -rf "$logs"
+fi
 
 echo
 echo "== test-editors: summary (model: scripted stand-in; server: $HYDRA_BIN; checker: real Clang)"
