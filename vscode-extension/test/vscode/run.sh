@@ -83,9 +83,13 @@ printf '#!/bin/sh\ntouch "%s"\nexit 1\n' "$WORKDIR/workspace-hydra-ran" >"$ws/to
 chmod +x "$ws/tools/hydra"
 printf '{ "hydra.path": "%s", "hydra.serverPath": "%s" }\n' "$ws/tools/hydra" "$ws/tools/hydra" >"$ws/.vscode/settings.json"
 # Restricted Mode would keep the extension off; the welcome page and the chat panel would cover
-# the editor.
+# the editor. Auto save is off as in desktop VS Code: the web workbench (code-server) defaults it to
+# afterDelay (FilesConfigurationService's DEFAULT_AUTO_SAVE_MODE is AFTER_DELAY when isWeb), and
+# every save pushes an undo stop (TextFileEditorModel.doSave), so a generation that paused over a
+# second (a repair on a loaded machine) took more than one Ctrl+Z (README: VS Code).
 cat >"$ud/User/settings.json" <<EOF
 {
+  "files.autoSave": "off",
   "security.workspace.trust.enabled": false,
   "workbench.startupEditor": "none",
   "chat.disableAIFeatures": true,
