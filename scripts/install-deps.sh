@@ -16,14 +16,33 @@ test_pkgs=(clangd-19 neovim emacs-nox elpa-eglot procps debootstrap tmux jq
   libzstd-dev) # make dist's static shim (cmd/hydra/dist_test.go): zstd's static library
 
 want=("${build_pkgs[@]}")
-if [ "${1:-build}" = test ]; then
-  want+=("${test_pkgs[@]}")
-  # Node.js: any version >= 18 already on PATH will do; otherwise Debian's.
-  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-    want+=(nodejs npm)
-  fi
+[ "${1:-build}" = test ] && want+=("${test_pkgs[@]}")
+# Node.js and npm: to install TypeScript below (Hydra runs tsc's native binary, no Node), and
+# for VS Code's tests. Any version >= 18 already on PATH will do; otherwise Debian's.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  want+=(nodejs npm)
 fi
 
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing missing Debian packages: ${missing[*]}"
+  if [ "$(id -u)" -eq 0 ]; then
+    SUDO=
+  elif command -v sudo >/dev/null 2>&1; then
+    SUDO=sudo
+  else
+    echo "install-deps: not root and no sudo; run as root: apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# After the Debian packages: on a fresh machine npm comes with them.
 # TypeScript's own compiler for the TypeScript checker (checkers/typescript): the native
 # TypeScript 7 (`tsc --api`), pinned, installed with npm into third_party/typescript (git-ignored,
 # never globally). Needs npm only here; Hydra runs the native binary, no Node.
@@ -56,22 +75,3 @@ if [ "${1:-build}" = test ] && command -v npm >/dev/null 2>&1; then
     (cd "$corpus" && npm pack --silent "$TS_CORPUS" >/dev/null && tar xzf ./*.tgz && rm -f ./*.tgz && touch "$TS_CORPUS")
   fi
 fi
-
-missing=()
-for p in "${want[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-echo "install-deps: installing missing Debian packages: ${missing[*]}"
-if [ "$(id -u)" -eq 0 ]; then
-  SUDO=
-elif command -v sudo >/dev/null 2>&1; then
-  SUDO=sudo
-else
-  echo "install-deps: not root and no sudo; run as root: apt-get install -y ${missing[*]}" >&2
-  exit 1
-fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
