@@ -142,9 +142,9 @@ Read when the server starts."
   "Non-nil: `hydra lsp' runs TypeScript's own language server behind it.
 For TypeScript buffers, as `hydra-clangd' does clangd for C/C++: hover,
 go-to-definition, completion and TypeScript's diagnostics keep working beside
-generation.  The server is `hydra-typescript-server-command'; the default one
-(TypeScript 7's compiler) missing is only logged.  Read when the server
-starts."
+generation.  The server is `hydra-typescript-server-command'; when it cannot
+start, a warning says why.  Only the server of TypeScript buffers runs it (the
+one of C/C++ buffers runs clangd).  Read when the server starts."
   :type 'boolean)
 
 (defcustom hydra-typescript-server-command nil
@@ -192,8 +192,10 @@ failed.")
 
 ;;;; Settings
 
-(defun hydra--settings ()
-  "The \"hydra\" configuration section as a plist for JSON."
+(defun hydra--settings (&optional language)
+  "The \"hydra\" configuration section as a plist for JSON.
+LANGUAGE is the language of the server's buffers when known (`typescript' or
+`c'): a server for one language does not start the other's language server."
   (let (plist)
     (cl-flet ((put (k v) (when v (setq plist (plist-put plist k v)))))
       (put :modelUrl hydra-model-url)
@@ -208,11 +210,12 @@ failed.")
       ;; This package reports a generation's end itself: no window/showMessage for it.
       (put :clientShowsSummary t)
       (when hydra-clang-flags (put :clangFlags (vconcat hydra-clang-flags)))
-      (put :clangd (if hydra-clangd t :json-false))
+      (put :clangd (if (and hydra-clangd (not (eq language 'typescript))) t :json-false))
       (put :clangdPath hydra-clangd-path)
-      ;; On: left to the server, whose default for eglot is on and only logs a missing
-      ;; compiler (a C/C++ user need not have TypeScript).
-      (unless hydra-typescript-server (put :typescriptServer :json-false))
+      ;; TypeScript's server only for the TypeScript entry's server, clangd only for C/C++'s
+      ;; (`hydra--server-language'). Sent either way: eglot 1.9 sends no clientInfo, so the server's default for eglot
+      ;; does not apply there.
+      (put :typescriptServer (if (and hydra-typescript-server (not (eq language 'c))) t :json-false))
       (when hydra-typescript-server-command
         (put :typescriptServerPath (car hydra-typescript-server-command))
         (put :typescriptServerArgs (vconcat (cdr hydra-typescript-server-command)))))
@@ -223,9 +226,24 @@ failed.")
 (defclass hydra-eglot-server (eglot-lsp-server) ()
   :documentation "An eglot connection to `hydra lsp'.")
 
-(cl-defmethod eglot-initialization-options ((_server hydra-eglot-server))
-  "Send the `hydra' settings as initializationOptions.hydra."
-  (list :hydra (hydra--settings)))
+(defconst hydra--typescript-modes '(typescript-mode typescript-ts-mode tsx-ts-mode)
+  "The major modes of `hydra--typescript-entry'.")
+
+(defun hydra--server-language (server)
+  "The language of SERVER's buffers: `typescript' or `c', by its major modes.
+eglot 1.9 keeps one mode (`eglot--major-mode'), later ones a list."
+  (let ((modes (cond ((fboundp 'eglot--major-modes) (funcall 'eglot--major-modes server))
+                     ((fboundp 'eglot--major-mode) (list (funcall 'eglot--major-mode server))))))
+    (if (and modes (cl-every (lambda (m) (memq m hydra--typescript-modes)) modes))
+        'typescript
+      'c)))
+
+(cl-defmethod eglot-initialization-options ((server hydra-eglot-server))
+  "Send the `hydra' settings as initializationOptions.hydra.
+eglot starts one server for C/C++ buffers and another for TypeScript ones
+\(`hydra--typescript-entry'): each runs only its own language's server
+behind it (clangd, or TypeScript's)."
+  (list :hydra (hydra--settings (hydra--server-language server))))
 
 (cl-defmethod eglot-handle-request
   ((_server hydra-eglot-server) (_method (eql workspace/configuration)) &key items)

@@ -30,15 +30,19 @@
      (cl-some (lambda (s) (string-match-p regexp s)) (hydra-test-diags "clang")))
    seconds))
 
-(defun hydra-test-clangd-pid ()
-  "The pid of the clangd that the buffer's hydra lsp runs, or nil."
+(defun hydra-test-child-pid (name)
+  "The pid of the live child named NAME… of the buffer's hydra lsp, or nil."
   (let ((server-pid (process-id (jsonrpc--process (eglot-current-server)))))
     (cl-loop for pid in (list-system-processes)
              for attrs = (process-attributes pid)
              when (and (eql (alist-get 'ppid attrs) server-pid)
-                       (string-prefix-p "clangd" (or (alist-get 'comm attrs) ""))
+                       (string-prefix-p name (or (alist-get 'comm attrs) ""))
                        (not (equal (alist-get 'state attrs) "Z")))
              return pid)))
+
+(defun hydra-test-clangd-pid ()
+  "The pid of the clangd that the buffer's hydra lsp runs, or nil."
+  (hydra-test-child-pid "clangd"))
 
 (defun hydra-test-definition-line ()
   "Put point on the call of twice, type M-., return the line point lands on."
@@ -88,6 +92,11 @@ int main() {
                       "the one server offers definitions (clangd's)")
     (hydra-test-check (eglot--server-capable :executeCommandProvider)
                       "and Hydra's commands")
+    ;; eglot's C/C++ server runs clangd behind it, not TypeScript's server (that one is the
+    ;; TypeScript entry's: hydra--server-language).
+    (hydra-test-check (hydra-test-wait #'hydra-test-clangd-pid 30) "clangd runs behind hydra lsp")
+    (hydra-test-check (null (hydra-test-child-pid "tsc"))
+                      "and no TypeScript server does (the buffers are C/C++)")
 
     ;; 1. M-. on the call jumps to the definition.
     (let ((line (hydra-test-definition-line)))
