@@ -13,7 +13,7 @@ build_pkgs=(clang-19 libclang-cpp19-dev llvm-19-dev libclang-19-dev libstdc++-12
 test_pkgs=(clangd-19 neovim emacs-nox elpa-eglot procps debootstrap tmux jq
   chromium python3 pkg-config # these three: VS Code's tests (vscode-extension/test/vscode/setup.sh)
   cmake g++ googletest # the real-project tests (internal/realproject): googletest's source, configured with GCC
-  libzstd-dev) # make dist's static shim (cmd/hydra/dist_test.go): zstd's static library
+  libzstd-dev zlib1g-dev) # make dist's static shim (cmd/hydra/dist_test.go): zstd's and zlib's static libraries
 
 want=("${build_pkgs[@]}")
 [ "${1:-build}" = test ] && want+=("${test_pkgs[@]}")
