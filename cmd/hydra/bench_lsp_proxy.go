@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"syscall"
 
+	"github.com/hydra-lsp/hydra/checkers/lang"
 	"github.com/hydra-lsp/hydra/cmd/hydra/internal/proxybench"
 )
 
@@ -41,15 +41,11 @@ func benchLSPProxyMain(args []string, stdout, stderr io.Writer) int {
 	}
 	o := proxybench.Options{Clangd: *clangd, Hydra: *hydraBin, Requests: *n, Log: io.Discard}
 	if o.Clangd == "" {
-		for _, name := range []string{"clangd-19", "clangd"} {
-			if p, err := exec.LookPath(name); err == nil {
-				o.Clangd = p
-				break
-			}
+		p, _, err := lang.C.LanguageServer()
+		if err != nil {
+			return fail(err)
 		}
-		if o.Clangd == "" {
-			return fail(fmt.Errorf("neither clangd-19 nor clangd is on $PATH"))
-		}
+		o.Clangd = p
 	}
 	if o.Hydra == "" {
 		exe, err := os.Executable()

@@ -171,23 +171,21 @@ func probe(ch checkers.Checker, file, text string, timeout time.Duration) (bool,
 	}
 }
 
-// clangdFinding looks for the clangd that `hydra lsp` would run behind it.
+// clangdFinding looks for the clangd that `hydra lsp` would run behind it (lang.C's language
+// server).
 func clangdFinding() finding {
-	for _, name := range []string{"clangd-19", "clangd"} {
-		p, err := exec.LookPath(name)
-		if err != nil {
-			continue
-		}
-		out, err := exec.Command(p, "--version").Output()
-		if err != nil {
-			return finding{what: "clangd", found: fmt.Sprintf("%s: --version: %v", p, err),
-				fix: "reinstall clangd, or set the editor's clangdPath"}
-		}
-		v := strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
-		return finding{what: "clangd", found: fmt.Sprintf("%s (%s)", p, v), ok: true}
+	p, _, err := lang.C.LanguageServer()
+	if err != nil {
+		return finding{what: "clangd", found: err.Error() + " (optional: only for the clangd setting)",
+			fix: "apt-get install clangd-19, or set clangdPath"}
 	}
-	return finding{what: "clangd", found: "neither clangd-19 nor clangd is on $PATH (optional: only for the clangd setting)",
-		fix: "apt-get install clangd-19, or set clangdPath"}
+	out, err := exec.Command(p, "--version").Output()
+	if err != nil {
+		return finding{what: "clangd", found: fmt.Sprintf("%s: --version: %v", p, err),
+			fix: "reinstall clangd, or set the editor's clangdPath"}
+	}
+	v := strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
+	return finding{what: "clangd", found: fmt.Sprintf("%s (%s)", p, v), ok: true}
 }
 
 // typeScriptFinding looks for TypeScript 7's compiler: the TypeScript checker runs it, and
