@@ -306,6 +306,11 @@ try {
     const mark = process.env.HYDRA_VSCODE_MARK;
     assert(!line.includes(join(ws, "tools")), `started the workspace's own hydra.path: ${line}`);
     assert(mark && !existsSync(mark), `the workspace's hydra.path script was run (${mark})`);
+    // The server's version (serverInfo) is logged beside the extension's; both are of one
+    // release (bin/hydra and a platform VSIX's server alike), so no version warning.
+    const versions = await waitUntil("the server's version in the Hydra LSP output", () => /^server version \S+.*, extension version \S+$/m.exec(hydraLog())?.[0] ?? "", 30000);
+    note(versions);
+    assert(!hydraLog().includes("update the extension or the server"), `a version warning with a server of the extension's release:\n${hydraLog()}`);
     if (serverMode === "setting") {
       assert(line.includes(`hydra.path ${process.env.HYDRA_BIN}`), `started ${line}, want hydra.path ${process.env.HYDRA_BIN}`);
       return;
