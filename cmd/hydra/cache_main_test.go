@@ -11,6 +11,17 @@ import (
 // hydraBin is the hydra binary TestMain built for the tests that run the real command.
 var hydraBin string
 
+// userCacheHome is the user's own cache directory, from before TestMain replaced
+// XDG_CACHE_HOME: where what is costly to build and safe to share is kept between runs (the
+// Debian 11 root of scripts/debian11-archive.sh).
+var userCacheHome = func() string {
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return d
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".cache")
+}()
+
 // TestMain builds the hydra binary once, then gives the tests (and every hydra process they
 // start) a cache directory of their own: TokPol's learned state and the pictures of searches live
 // under the user's cache directory, and a test run must not change what the user's Hydra has

@@ -67,6 +67,9 @@ func TestReleaseArchive(t *testing.T) {
 		}
 		cmd := exec.Command(filepath.Join(root, "scripts", "debian11-archive.sh"), filepath.Join(dir, name+".tar.gz"))
 		cmd.Dir = root
+		// The root is built once (debootstrap, minutes) and kept in the user's cache, not in the
+		// test's own cache directory, which goes with each run.
+		cmd.Env = append(os.Environ(), "HYDRA_CACHE_DIR="+filepath.Join(userCacheHome, "hydra-lsp"))
 		out, err := cmd.CombinedOutput()
 		t.Logf("scripts/debian11-archive.sh:\n%s", out)
 		if err != nil {
