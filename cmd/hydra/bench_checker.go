@@ -17,8 +17,8 @@ import (
 
 	"github.com/hydra-lsp/hydra/checkers/agreement"
 	"github.com/hydra-lsp/hydra/checkers/benchmark"
-	"github.com/hydra-lsp/hydra/checkers/benchmark/tsbench"
 	"github.com/hydra-lsp/hydra/checkers/clang"
+	"github.com/hydra-lsp/hydra/checkers/tsbench"
 	"github.com/hydra-lsp/hydra/sim"
 )
 
@@ -240,17 +240,26 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
+	if err := printResult(stdout, res, *asJSON); err != nil {
+		return fail(err)
+	}
+	return 0
+}
+
+// printResult prints a benchmark's result as one JSON line (oneLine) or indented.
+func printResult(w io.Writer, res any, oneLine bool) error {
 	var out []byte
-	if *asJSON {
+	var err error
+	if oneLine {
 		out, err = json.Marshal(res)
 	} else {
 		out, err = json.MarshalIndent(res, "", "  ")
 	}
 	if err != nil {
-		return fail(err)
+		return err
 	}
-	fmt.Fprintf(stdout, "%s\n", out)
-	return 0
+	_, err = fmt.Fprintf(w, "%s\n", out)
+	return err
 }
 
 // pickPrograms takes n programs whose id contains only: as many C++ as C programs (C++ first

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -12,7 +11,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/hydra-lsp/hydra/checkers/benchmark/tsbench"
+	"github.com/hydra-lsp/hydra/checkers/tsbench"
 	"github.com/hydra-lsp/hydra/checkers/typescript"
 )
 
@@ -108,15 +107,8 @@ func benchCheckerTS(fs *flag.FlagSet, ts tsFlags, asJSON, quiet bool, corpus, on
 	if err != nil {
 		return fail(err)
 	}
-	var out []byte
-	if asJSON {
-		out, err = json.Marshal(res)
-	} else {
-		out, err = json.MarshalIndent(res, "", "  ")
-	}
-	if err != nil {
+	if err := printResult(stdout, res, asJSON); err != nil {
 		return fail(err)
 	}
-	fmt.Fprintf(stdout, "%s\n", out)
 	return 0
 }

@@ -161,12 +161,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// Two copies of the corpus: one where Hydra checks (no tsconfig.json on disk: Hydra applies
 	// its defaults), one where the baselines check (a tsconfig.json with those defaults beside
 	// the measured file, and the prefix on disk).
-	hydraTree, err := copyCorpus(cfg.Corpus)
+	hydraTree, err := CopyCorpus(cfg.Corpus)
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(hydraTree)
-	baseTree, err := copyCorpus(cfg.Corpus)
+	baseTree, err := CopyCorpus(cfg.Corpus)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +275,7 @@ func measureHydra(ctx context.Context, ck *typescript.Checker, file string, unit
 		if err := sess.Submit(u.Text, checkers.SubmitOptions{KeepGoing: true}); err != nil {
 			return nil, 0, v, err
 		}
-		if _, err := await(ctx, sess, func(ev checkers.Event) bool {
+		if _, err := awaitEvent(ctx, sess, func(ev checkers.Event) bool {
 			return ev.Kind == checkers.KindProgress && ev.Off >= u.End()
 		}, note); err != nil {
 			return nil, 0, v, fmt.Errorf("unit at %d: %w", u.Off, err)
@@ -290,7 +290,7 @@ func measureHydra(ctx context.Context, ck *typescript.Checker, file string, unit
 	if err := sess.EOS(); err != nil {
 		return nil, 0, v, err
 	}
-	done, err := await(ctx, sess, func(ev checkers.Event) bool { return ev.Kind == checkers.KindDone }, note)
+	done, err := awaitEvent(ctx, sess, func(ev checkers.Event) bool { return ev.Kind == checkers.KindDone }, note)
 	if err != nil {
 		return nil, 0, v, fmt.Errorf("end of input: %w", err)
 	}
@@ -305,27 +305,30 @@ func measureHydra(ctx context.Context, ck *typescript.Checker, file string, unit
 	return lat, open, v, nil
 }
 
-// await reads events until pred accepts one; every event read is handed to seen first.
-func await(ctx context.Context, sess checkers.Session, pred func(checkers.Event) bool, seen func(checkers.Event)) (checkers.Event, error) {
-	timer := time.NewTimer(time.Minute)
-	defer timer.Stop()
+// awaitEvent reads the session's events, each handed to seen, until one satisfies pred. It
+// fails when the session ends or crashes first, or stays silent for a minute.
+func awaitEvent(ctx context.Context, sess checkers.Session, pred func(checkers.Event) bool, seen func(checkers.Event)) (checkers.Event, error) {
 	for {
+		silent := time.NewTimer(time.Minute)
+		var ev checkers.Event
+		var open bool
 		select {
 		case <-ctx.Done():
-			return checkers.Event{}, ctx.Err()
-		case <-timer.C:
-			return checkers.Event{}, errors.New("no event within a minute")
-		case ev, ok := <-sess.Events():
-			if !ok {
-				return checkers.Event{}, errors.New("session ended")
-			}
-			if ev.Kind == checkers.KindCrash {
-				return ev, fmt.Errorf("checker crashed: %s", ev.Diag)
-			}
-			seen(ev)
-			if pred(ev) {
-				return ev, nil
-			}
+			silent.Stop()
+			return ev, ctx.Err()
+		case <-silent.C:
+			return ev, errors.New("no event within a minute")
+		case ev, open = <-sess.Events():
+			silent.Stop()
+		}
+		switch {
+		case !open:
+			return ev, errors.New("session ended")
+		case ev.Kind == checkers.KindCrash:
+			return ev, fmt.Errorf("checker crashed: %s", ev.Diag)
+		}
+		if seen(ev); pred(ev) {
+			return ev, nil
 		}
 	}
 }
@@ -362,7 +365,7 @@ func writeConfig(file string) (func(), error) {
 }
 
 // copyCorpus copies the .ts files under dir into a new temporary directory.
-func copyCorpus(dir string) (string, error) {
+func CopyCorpus(dir string) (string, error) {
 	tmp, err := os.MkdirTemp("", "hydra-tsbench-")
 	if err != nil {
 		return "", fmt.Errorf("typescript benchmark: %w", err)

@@ -84,19 +84,15 @@ type proc struct {
 	conn jsonrpc2.Conn
 }
 
-// stdio joins a child's stdout and stdin into the ReadWriteCloser a jsonrpc2 stream wants.
-type stdio struct {
-	io.ReadCloser
-	io.WriteCloser
+// childIO is a child's stdout and stdin as the ReadWriteCloser a jsonrpc2 stream wants. Close
+// closes stdin (the child's stdout is closed when the child is waited for).
+type childIO struct {
+	io.Reader
+	stdin io.WriteCloser
 }
 
-func (s stdio) Close() error {
-	err := s.WriteCloser.Close()
-	if e := s.ReadCloser.Close(); err == nil {
-		err = e
-	}
-	return err
-}
+func (c childIO) Write(b []byte) (int, error) { return c.stdin.Write(b) }
+func (c childIO) Close() error                { return c.stdin.Close() }
 
 // startProc starts exe with args in dir; handler answers the child's requests and notifications.
 // The child is in its own process group, killed with it by close, and dies with this process's
@@ -116,7 +112,7 @@ func startProc(exe string, args []string, dir string, handler jsonrpc2.Handler) 
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", exe, err)
 	}
-	p := &proc{cmd: cmd, conn: jsonrpc2.NewConn(jsonrpc2.NewStream(stdio{stdout, stdin}))}
+	p := &proc{cmd: cmd, conn: jsonrpc2.NewConn(jsonrpc2.NewStream(childIO{stdout, stdin}))}
 	p.conn.Go(context.Background(), handler)
 	return p, nil
 }
@@ -200,9 +196,11 @@ func measureLSP(ctx context.Context, file, text string, units []chunk.Chunk, at 
 		return nil, 0, v, err
 	}
 	type item struct {
-		Range    struct{ Start lspPosition } `json:"range"`
-		Severity int                         `json:"severity"`
-		Code     json.RawMessage             `json:"code"`
+		Range struct {
+			Start lspPosition `json:"start"`
+		} `json:"range"`
+		Severity int             `json:"severity"`
+		Code     json.RawMessage `json:"code"`
 	}
 	var report struct {
 		Kind  string `json:"kind"`
