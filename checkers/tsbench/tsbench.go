@@ -143,7 +143,7 @@ const (
 	whatHydra = "Hydra's TypeScript checker (checkers/typescript: one `tsc --api` process, each unit a new snapshot in which only the file changed): Submit of a unit to its progress event"
 	whatTsc   = "`tsc -p tsconfig.json` run on the prefix written to disk, under a generated tsconfig.json with Hydra's default options (typescript.DefaultConfig): process start to exit"
 	whatLSP   = "`tsc --lsp --stdio` (TypeScript 7's language server, the editor's): an incremental didChange appending the units since the last sample, then a pull textDocument/diagnostic, to its response"
-	whatAPI   = "`tsc --api` without Hydra's session reuse: the prefix written to disk, then a new snapshot with fileChanges {invalidateAll: true} (nothing reused from the previous snapshot), then the file's syntactic and semantic diagnostics"
+	whatAPI   = "`tsc --api` without Hydra's session reuse: the prefix written to disk, then a new snapshot with fileChanges {invalidateAll: true} (the server discards all its caches: nothing is reused from the previous snapshot), then the file's syntactic and semantic diagnostics"
 	note      = "per unit: every unit after a file's first (the first opens the file: open_ms); the baselines check baseline_samples_per_file units per file, spread evenly, the last one the whole file; ratio = a baseline's median / Hydra's median; verdicts are on the whole file, each side's first error line"
 )
 
