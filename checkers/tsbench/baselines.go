@@ -16,6 +16,7 @@ import (
 	"unicode/utf16"
 
 	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/uri"
 
 	"github.com/hydra-lsp/hydra/checkers/chunk"
 	"github.com/hydra-lsp/hydra/checkers/lang"
@@ -181,8 +182,7 @@ func measureLSP(ctx context.Context, file, text string, units []chunk.Chunk, at 
 		return nil, 0, v, err
 	}
 	defer p.close()
-	root := "file://" + filepath.Dir(file)
-	uri := "file://" + file
+	root, doc := string(uri.File(filepath.Dir(file))), string(uri.File(file))
 	pid := os.Getpid()
 	init := map[string]any{"processId": pid, "rootUri": root,
 		"workspaceFolders": []map[string]string{{"uri": root, "name": "bench"}},
@@ -208,12 +208,12 @@ func measureLSP(ctx context.Context, file, text string, units []chunk.Chunk, at 
 	}
 	pull := func() error {
 		report.Items = nil
-		return p.call(ctx, "textDocument/diagnostic", map[string]any{"textDocument": map[string]string{"uri": uri}}, &report)
+		return p.call(ctx, "textDocument/diagnostic", map[string]any{"textDocument": map[string]string{"uri": doc}}, &report)
 	}
-	doc := text[:units[0].End()]
+	sent := units[0].End() // the length of the text the server has
 	start := time.Now()
 	if err := p.notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": map[string]any{
-		"uri": uri, "languageId": "typescript", "version": 1, "text": doc}}); err != nil {
+		"uri": doc, "languageId": "typescript", "version": 1, "text": text[:units[0].End()]}}); err != nil {
 		return nil, 0, v, err
 	}
 	if err := pull(); err != nil {
@@ -221,11 +221,11 @@ func measureLSP(ctx context.Context, file, text string, units []chunk.Chunk, at 
 	}
 	open = ms(time.Since(start))
 	for k, i := range at {
-		add := text[len(doc):units[i].End()]
-		end := endPosition(doc)
+		add := text[sent:units[i].End()]
+		end := endPosition(text[:sent])
 		start := time.Now()
 		err := p.notify(ctx, "textDocument/didChange", map[string]any{
-			"textDocument":   map[string]any{"uri": uri, "version": k + 2},
+			"textDocument":   map[string]any{"uri": doc, "version": k + 2},
 			"contentChanges": []map[string]any{{"range": map[string]any{"start": end, "end": end}, "text": add}}})
 		if err == nil {
 			err = pull()
@@ -234,7 +234,7 @@ func measureLSP(ctx context.Context, file, text string, units []chunk.Chunk, at 
 			return nil, 0, v, err
 		}
 		lat = append(lat, ms(time.Since(start)))
-		doc += add
+		sent = units[i].End()
 	}
 	if report.Kind != "full" {
 		return nil, 0, v, fmt.Errorf("textDocument/diagnostic: report of kind %q, want full", report.Kind)
