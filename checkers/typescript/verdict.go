@@ -91,10 +91,19 @@ var unusedCodes = map[int]bool{6133: true, 6138: true, 6192: true, 6196: true, 6
 // later declaration in the file can still declare it; only the end of the file decides.
 var undeclaredCodes = map[int]bool{2304: true, 2552: true, 2582: true, 2583: true, 2584: true, 2503: true, 2693: true}
 
+// Diagnostic codes that depend on whether the file is a module, which any later import or
+// export decides: 2669, `declare global` in a file with no import or export (yet).
+var moduleCodes = map[int]bool{2669: true}
+
 // Diagnostic codes of a body-less declaration, complete in the parse, that may still get its
 // body on a later line (Allman braces, overload signatures before the implementation): only
 // the end of the file decides them.
 var bodyPendingCodes = map[int]bool{2391: true, 7010: true}
+
+// Diagnostic codes of a JSX element (17008) or fragment (17014) without its closing tag, which
+// the parser reports at the opening tag: where the parser also reached the end of the text, the
+// element is still being written.
+var openJSXCodes = map[int]bool{17008: true, 17014: true}
 
 // judgement is the verdict on a prefix of the text that is still being written.
 type judgement struct {
@@ -123,7 +132,13 @@ func judge(text string, syn, sem []finding, unitStart int, final bool) judgement
 	// of an unfinished text (`foo.`, `let z = (1 +`, `class C { m(`, an open template literal,
 	// string or comment); one with more text after it is real. Positions are sorted, so the first
 	// syntax error is real when any is.
+	atEnd := len(syn) > 0 && onlyTrivia(text[syn[len(syn)-1].end:])
 	for i := range syn {
+		if atEnd && openJSXCodes[syn[i].code] {
+			// An element the text has not closed yet: the parser reports it at its opening
+			// tag, and reaches the end of the text inside it.
+			continue
+		}
 		if !onlyTrivia(text[syn[i].end:]) {
 			j.real = &syn[i]
 			return j
@@ -136,7 +151,7 @@ func judge(text string, syn, sem []finding, unitStart int, final bool) judgement
 			// The last thing written: an identifier, a member chain or an expression that the
 			// next line may still continue.
 			continue
-		case unusedCodes[d.code] || bodyPendingCodes[d.code] || undeclaredCodes[d.code]:
+		case unusedCodes[d.code] || bodyPendingCodes[d.code] || undeclaredCodes[d.code] || moduleCodes[d.code]:
 			continue
 		case !j.complete && d.end > unitStart:
 			// Inside the top-level unit still being written (a function, class or object literal
