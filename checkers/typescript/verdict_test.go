@@ -178,7 +178,8 @@ func TestResumeAfterError(t *testing.T) {
 }
 
 // TestProjectConfig: a tsconfig.json found above the file applies, as tsc -p applies it: with
-// strict off, an implicit any is accepted; a tsconfig.json tsc rejects is a fatal error.
+// strict off, an implicit any is accepted; a file it leaves out gets Hydra's defaults; a
+// tsconfig.json tsc rejects is a fatal error.
 func TestProjectConfig(t *testing.T) {
 	ck := newChecker(t)
 	dir := t.TempDir()
@@ -196,6 +197,22 @@ func TestProjectConfig(t *testing.T) {
 	s, _ := ck.Start(context.Background(), checkers.SessionOptions{Filename: filepath.Join(dir, "src/a.ts")})
 	if first, ok := firstError(streamLines(t, ck, s, text, false)); !ok || first != nil {
 		t.Errorf("strict off: got error %+v, want accepted", first)
+	}
+	s.Close()
+	// A file the project leaves out (outside its include, or not on disk yet) is checked under
+	// Hydra's defaults, as a file without a tsconfig.json is, and the compiler lives on.
+	write("tools/gen.ts", text)
+	for _, name := range []string{"tools/gen.ts", "src/unsaved.ts"} {
+		s, _ := ck.Start(context.Background(), checkers.SessionOptions{Filename: filepath.Join(dir, name)})
+		first, ok := firstError(streamLines(t, ck, s, text, false))
+		if ok || first == nil || first.Line != 1 || first.Cat == checkers.CatFatal {
+			t.Errorf("%s, which the project leaves out: got %+v ok=%v, want the implicit any at line 1 (strict defaults)", name, first, ok)
+		}
+		s.Close()
+	}
+	s, _ = ck.Start(context.Background(), checkers.SessionOptions{Filename: filepath.Join(dir, "src/a.ts")})
+	if first, ok := firstError(streamLines(t, ck, s, text, false)); !ok || first != nil {
+		t.Errorf("the project's own file after those: got error %+v, want accepted", first)
 	}
 	s.Close()
 	// The same text without a tsconfig.json: TypeScript 7's defaults (strict) reject it.
