@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -39,6 +40,14 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
 		os.RemoveAll(dir)
 		os.Exit(1)
+	}
+	// The go commands the tests run (dist.sh's build and its go test, go run in the docs' snippets)
+	// keep the user's Go build cache: its default location is under XDG_CACHE_HOME too, and
+	// with an empty one each compiled the module and its dependencies from nothing.
+	if os.Getenv("GOCACHE") == "" {
+		if out, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil && len(strings.TrimSpace(string(out))) > 0 {
+			os.Setenv("GOCACHE", strings.TrimSpace(string(out)))
+		}
 	}
 	if err := os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache")); err != nil {
 		fmt.Fprintln(os.Stderr, "test cache directory:", err)
