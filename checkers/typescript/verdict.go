@@ -88,8 +88,10 @@ var unusedCodes = map[int]bool{6133: true, 6138: true, 6192: true, 6196: true, 6
 
 // Diagnostic codes of a name not (yet) declared: functions, classes, types, interfaces and
 // namespaces are hoisted, and a function body may use a variable declared after it, so a
-// later declaration in the file can still declare it; only the end of the file decides.
-var undeclaredCodes = map[int]bool{2304: true, 2552: true, 2582: true, 2583: true, 2584: true, 2503: true, 2693: true}
+// later declaration in the file can still declare it; only the end of the file decides. 2580-2593
+// are "Cannot find name 'X'" with advice to install type definitions (process, require, $, describe).
+var undeclaredCodes = map[int]bool{2304: true, 2552: true, 2580: true, 2581: true, 2582: true, 2583: true, 2584: true,
+	2591: true, 2592: true, 2593: true, 2503: true, 2693: true}
 
 // Diagnostic codes that depend on whether the file is a module, which any later import or
 // export decides: 2669, `declare global` in a file with no import or export (yet).

@@ -359,6 +359,9 @@ func TestDecidedByTheUnitBeingWritten(t *testing.T) {
 		{"overloads.ts", overloads},
 		{"later.ts", later},
 		{"callback.ts", callback},
+		// A function named like Node's global, declared further down: "Cannot find name
+		// 'process'. Do you need to install type definitions for node?" (2580) until then.
+		{"process.ts", "export function run() {\n  return process(1);\n}\n\nfunction process(n: number): number {\n  return n + 1;\n}\n"},
 		{"callback-wrong.ts", strings.Replace(callback, "f: (x: number) => number", "f: number", 1)},
 		{"overloads-wrong.ts", strings.Replace(overloads, "return s.split('');", "return 1;", 1)},
 		{"later-wrong.ts", strings.Replace(later, "  done: boolean;\n", "", 1)},
