@@ -62,6 +62,10 @@ type lexer struct {
 	back     lexMode
 	closing  bool
 	typeArgs int
+	// paren counts the open '(' and '['; angles are the open '<' that may be type arguments,
+	// each with the brace and bracket depth where it opened.
+	paren  int
+	angles []angleAt
 	// prev is the class of the last code token, for telling a regular expression from a
 	// division: 'a' an identifier, '0' a number, or the punctuator itself; 0 at the start.
 	prev     byte
@@ -72,7 +76,18 @@ type lexer struct {
 	word     strings.Builder
 }
 
-// clean reports whether a cut here ends the text between tokens, outside a template literal.
+// angleAt is a '<' after a name, which may open type arguments.
+type angleAt struct{ brace, paren int }
+
+// dropAngles lets go of the '<' opened inside a bracket that has closed.
+func (lx *lexer) dropAngles() {
+	for n := len(lx.angles); n > 0 && (lx.angles[n-1].brace > lx.depth || lx.angles[n-1].paren > lx.paren); n-- {
+		lx.angles = lx.angles[:n-1]
+	}
+}
+
+// clean reports whether a cut here ends the text between tokens, outside a template literal
+// and outside what may be type arguments.
 func (lx *lexer) clean() bool {
 	switch lx.mode {
 	case modeCode, modeLineComment, modeJSXTag, modeJSXText:
@@ -84,7 +99,7 @@ func (lx *lexer) clean() bool {
 			return false
 		}
 	}
-	return true
+	return len(lx.angles) == 0
 }
 
 // regexKeywords are the keywords after which a '/' starts a regular expression.
@@ -212,6 +227,27 @@ func (lx *lexer) scan(s string) {
 					lx.mode, lx.closing, lx.typeArgs = modeJSXTag, false, 0
 					continue
 				}
+				if lx.prev == 'a' && !regexKeywords[lx.prevWord] {
+					// After a name, '<' may open type arguments (`new Map<`, `f<T>(`), which the
+					// parser reads as a comparison until their '>' comes: a cut inside them
+					// ends the text in what parses as wrong (an object type's `a: T;` read as an
+					// object literal). A comparison's '<' is let go at its statement's ';', or
+					// when the bracket around it closes.
+					lx.angles = append(lx.angles, angleAt{brace: lx.depth, paren: lx.paren})
+				}
+			case '>':
+				if n := len(lx.angles); n > 0 && lx.angles[n-1].brace == lx.depth && lx.angles[n-1].paren == lx.paren {
+					lx.angles = lx.angles[:n-1]
+				}
+			case '(', '[':
+				lx.paren++
+			case ')', ']':
+				lx.paren--
+				lx.dropAngles()
+			case ';':
+				for n := len(lx.angles); n > 0 && lx.angles[n-1].brace == lx.depth && lx.angles[n-1].paren == lx.paren; n-- {
+					lx.angles = lx.angles[:n-1]
+				}
 			case '{':
 				lx.stack = append(lx.stack, frameBrace)
 				lx.depth++
@@ -233,6 +269,7 @@ func (lx *lexer) scan(s string) {
 					lx.stack = lx.stack[:n-1]
 				}
 				lx.depth--
+				lx.dropAngles()
 				lx.closes = append(lx.closes, closeAt{pos: i, depth: lx.depth})
 			}
 			lx.prev = b

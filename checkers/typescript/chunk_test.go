@@ -119,3 +119,21 @@ func TestInCommentOrLiteral(t *testing.T) {
 		}
 	}
 }
+
+// TestNoCutInsideTypeArguments: a '<' after a name may open type arguments, which the parser
+// reads as a comparison until their '>' comes, so there is no cut before it (a cut inside ends
+// the text in an object type read as an object literal: "',' expected", not at the end). A
+// comparison's '<' is let go at its statement's ';' or its bracket's close.
+func TestNoCutInsideTypeArguments(t *testing.T) {
+	text := "const m = new Map<\n  string,\n  {\n    due: number;\n    at: string;\n  }\n>();\n" +
+		"let x = a < b;\nif (a < b) {\n  f(a < b,\n    c);\n}\nlet y = 1;\n"
+	var got []string
+	for _, ch := range (Syntax{}).Split(text) {
+		got = append(got, ch.Text)
+	}
+	want := []string{"const m = new Map<\n  string,\n  {\n    due: number;\n    at: string;\n  }\n>();\n",
+		"let x = a < b;\n", "if (a < b) {\n", "  f(a < b,\n    c);\n", "}\n", "let y = 1;\n"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("chunks %q,\nwant %q", got, want)
+	}
+}
