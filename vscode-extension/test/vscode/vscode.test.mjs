@@ -421,6 +421,34 @@ try {
     assert(/compile_commands\.json/.test(hydraLog()), "the server's log does not say the flags came from compile_commands.json");
   });
 
+  await check("a project's overload error: Clang's notes reach the model, which repairs it, and VS Code's Problems when no attempt compiles", async () => {
+    // proj/src/shapes.cpp calls overloads its header declares; the stand-in's first answer
+    // passes a string. Only a repair prompt that carries Clang's note ("candidate function not
+    // viable: no known conversion from 'const char[2]' to 'double'") gets the right call.
+    await open("shapes.cpp");
+    await goto(5, 1);
+    const r = await generateAndWait(() => palette("Hydra: Generate with Repair"), /accepted|no accepted program/);
+    note(`notifications: ${JSON.stringify(r.seen)}`);
+    assert(/accepted .*2 attempts/.test(r.end) && !/no accepted/.test(r.end), `the summary ${JSON.stringify(r.end)}: the repair prompted with the notes should be accepted on the second attempt`);
+    const fixed = await save("proj/src/shapes.cpp");
+    assert(fixed.includes("double unit_square(void) {\n  return area(1.0, 1.0);\n}\n"), `shapes.cpp is ${JSON.stringify(fixed)}`);
+    // best_or_zero: every answer passes a string to pick, so no attempt compiles; the error's
+    // notes go with its diagnostic, which VS Code's Problems view shows beneath it.
+    await goto(fixed.split("\n").indexOf("int best_or_zero(int a, int b) {") + 2, 1);
+    const r2 = await generateAndWait(() => palette("Hydra: Generate with Repair"), /accepted|no accepted program/);
+    assert(/no accepted program/.test(r2.end), `the summary ${JSON.stringify(r2.end)}: no attempt should compile`);
+    await palette("Focus on Problems View");
+    const panel = page.locator(".markers-panel");
+    const text = await waitUntil("Clang's note in the Problems view", async () => {
+      const t = (await panel.innerText().catch(() => "")).replace(/\s+/g, " ");
+      return /no matching function for call to 'pick'/.test(t) && /candidate function not viable/.test(t) && t;
+    }, 30000);
+    note(`Problems: ${text.slice(0, 400)}`);
+    assert(/shapes\.h/.test(text), `the note does not name the header where the candidate is: ${text.slice(0, 400)}`);
+    await palette("Toggle Panel Visibility");
+    await waitUntil("the panel to close", async () => !(await panel.isVisible().catch(() => false)), 15000);
+  });
+
   await check("Quick Fix (Ctrl+.) offers the action as a refactoring; the lightbulb shows on a selection", async () => {
     await open("bulb.cpp");
     await goto(5, 1);
