@@ -10,8 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hydra-lsp/hydra/checkers/lang"
 	"github.com/hydra-lsp/hydra/checkers/mutate"
-	"github.com/hydra-lsp/hydra/checkers/wholefile"
 	"github.com/hydra-lsp/hydra/internal/textops"
 )
 
@@ -158,7 +158,18 @@ func opsFor(class string, ops []mutate.Op, rng *rand.Rand) []mutate.Op {
 	return append(first, rest...)
 }
 
-// planner makes Plans with the real clang.
+// opsOf is the planner's operators that make sense in t's language (mutate.OpsFor).
+func (p *planner) opsOf(t Task) []mutate.Op {
+	var out []mutate.Op
+	for _, o := range p.ops {
+		if slices.Contains(mutate.OpsFor(t.Lang), o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// planner makes Plans with the real clang (for TypeScript tasks, the real tsc).
 type planner struct {
 	clang      string
 	ops        []mutate.Op
@@ -185,7 +196,7 @@ func (p *planner) plan(ctx context.Context, t Task, rng *rand.Rand, wantFault bo
 	g := len(t.Prompt)
 	seen := map[string]bool{src: true}
 	var found, match []*Fault
-	ops := opsFor(class, p.ops, rng)
+	ops := opsFor(class, p.opsOf(t), rng)
 	for i := 0; pl.ClangRuns < p.candidates && i < 6*len(ops); i++ {
 		op := ops[i%len(ops)]
 		m, err := mutate.Apply(src, t.Lang, op, rng)
@@ -284,13 +295,18 @@ type clangResult struct {
 	diag string
 }
 
-// runClang checks text as a whole file with `clang -fsyntax-only` and the task's flags; the
-// first error in the task's file (not in a header) is the one recorded.
+// runClang checks text as a whole file with its language's compiler (lang.Language.CheckFile):
+// `clang -fsyntax-only` and the task's flags, or for TypeScript `tsc --noEmit` (then clang is
+// not used); the first error in the task's file (not in a header) is the one recorded.
 func runClang(ctx context.Context, clang string, t Task, text string) (clangResult, error) {
-	v, err := wholefile.Check(ctx, text, wholefile.Options{Clang: clang, Name: t.Filename(),
-		Flags: append(slices.Clone(t.Flags()), "-ferror-limit=1")})
+	l := lang.ForFile(t.Filename())
+	o := lang.FileOptions{Name: t.Filename()}
+	if l.UsesFlags {
+		o.Compiler, o.Flags = clang, append(slices.Clone(t.Flags()), "-ferror-limit=1")
+	}
+	v, err := l.CheckFile(ctx, text, o)
 	if err != nil {
-		return clangResult{}, fmt.Errorf("clang check: %w", err)
+		return clangResult{}, fmt.Errorf("%s check: %w", l.Name, err)
 	}
 	if v.OK {
 		return clangResult{ok: true}, nil
