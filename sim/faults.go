@@ -71,13 +71,14 @@ const (
 )
 
 var (
-	didYouMean  = regexp.MustCompile(`'([A-Za-z_][A-Za-z0-9_]*)'.*; did you mean (?:'[^']*::)?'?([A-Za-z_][A-Za-z0-9_]*)'`)
-	typeWords   = regexp.MustCompile(`cannot initialize|cannot convert|no viable conversion|incompatible|invalid operands|assigning to '|no matching (?:function|constructor)`)
-	fixItPhrase = regexp.MustCompile(`expected '[^']+'|did you mean`)
+	// clang: "use of undeclared identifier 'a'; did you mean 'b'?"; tsc: "Cannot find name 'a'. Did you mean 'b'?".
+	didYouMean  = regexp.MustCompile(`'([A-Za-z_$][A-Za-z0-9_$]*)'.*(?:; did|\. Did) you mean (?:'[^']*::)?'?([A-Za-z_$][A-Za-z0-9_$]*)'`)
+	typeWords   = regexp.MustCompile(`cannot initialize|cannot convert|no viable conversion|incompatible|invalid operands|assigning to '|no matching (?:function|constructor)|is not assignable to`)
+	fixItPhrase = regexp.MustCompile(`expected '[^']+'|[Dd]id you mean|' expected\.`)
 )
 
-// DiagHint says what clang's diagnostic msg gives a local repair: HintSuggestion, HintType or
-// HintNone.
+// DiagHint says what clang's (or tsc's) diagnostic msg gives a local repair: HintSuggestion,
+// HintType or HintNone.
 func DiagHint(msg string) string {
 	switch {
 	case fixItPhrase.MatchString(msg):

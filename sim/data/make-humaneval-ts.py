@@ -185,7 +185,7 @@ def main():
         tid = "HumanEval_%d_%s" % (n, entry)
         try:
             if n not in sigs:
-                raise ValueError("signature: not in multipl-e-signatures.tsv")
+                raise ValueError("not in MultiPL-E's humaneval-ts (no signature in multipl-e-signatures.tsv)")
             prompt = prompt_of(r["prompt"], entry, sigs[n])
             test, asserts = tests_of(r["test"], entry)
             solution = solution_of(js[n], entry)
