@@ -133,8 +133,9 @@ func LoadTasks(o TaskOptions) ([]sim.Task, error) {
 // (Task.Filename is TypeScriptDir/TASK/TASK.ts): a directory that does not exist, so that the
 // checker finds no tsconfig.json above a task and applies Hydra's defaults, as the static check's
 // tsc does. Each task has a directory of its own because the checker's default tsconfig.json of
-// a directory names every file it has checked there as a root (checkers/typescript, configFor):
-// a task checked after another in the same directory would fail on the other's file, gone.
+// a directory names every file being checked there as a root (checkers/typescript, configFor),
+// and the tasks are scripts: two tasks checked at once in one directory would share a global
+// scope (HumanEval 53 and 85 both declare a function add).
 const TypeScriptDir = "/hydra-bench-typescript"
 
 // FromSim converts the simulator's tasks to benchmark tasks.
