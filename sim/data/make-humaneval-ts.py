@@ -16,6 +16,7 @@ solution + tests, and node passes the tests on tsc's JavaScript, node run in bub
 Usage: make-humaneval-ts.py HUMANEVAL_PYTHON.jsonl.gz HUMANEVAL_JS.jsonl.gz TSC OUT.jsonl.gz DROPPED.tsv
 """
 import ast
+import concurrent.futures
 import gzip
 import json
 import os
@@ -111,7 +112,7 @@ def prompt_of(py_prompt, entry, signature):
     fns = [n for n in module.body if isinstance(n, ast.FunctionDef)]
     if len(fns) != 1:
         raise ValueError("the prompt defines %d functions (helpers)" % len(fns))
-    body = fns[0].body
+    body = [st for st in fns[0].body if not isinstance(st, (ast.Import, ast.ImportFrom))]  # 115: import math first
     if not (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)):
         raise ValueError("no docstring")
     desc = transform_doctests(body[0].value.value, entry)
@@ -126,22 +127,54 @@ def tests_of(py_test, entry):
     param = check[0].args.args[0].arg
     lines = ["declare var require: any;\nconst assert = require('node:assert');\n", "", "function test() {",
              "  let candidate = %s;" % entry]
+    names = (param, "candidate", entry)
     n = 0
     for st in check[0].body:
-        t = st.test if isinstance(st, ast.Assert) else None
-        if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq)
-                and isinstance(t.left, ast.Call) and isinstance(t.left.func, ast.Name)
-                and t.left.func.id in (param, "candidate", entry)):
-            continue  # MultiPL-E translates only `candidate(...) == value`
-        t.left.func.id = "candidate"
+        check_ = comparison(st.test, names) if isinstance(st, ast.Assert) else None
+        if check_ is None:
+            continue  # as MultiPL-E's translator, only `candidate(...) == value`
+        left, right = check_
+        left.func.id = "candidate"
         try:
-            lines.append("  assert.deepEqual(%s,%s);" % (expr(t.left, entry), expr(t.comparators[0], entry)))
+            lines.append("  assert.deepEqual(%s,%s);" % (expr(left, entry), expr(right, entry)))
             n += 1
         except ValueError:
             continue
     if n == 0:
         raise ValueError("no test of the form f(...) == value")
     return "\n".join(lines + ["}", "", "test();"]), n
+
+
+def is_call_of(e, names):
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in names
+
+
+def untuple(e):
+    """tuple(x) is x: TypeScript's arrays stand for Python's lists and tuples alike."""
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "tuple" and len(e.args) == 1:
+        return e.args[0]
+    return e
+
+
+def comparison(t, names):
+    """A check as (call, expected value), or None. Besides `f(...) == value` (MultiPL-E's form),
+    the forms its hand-cleaned HumanEval writes that way: `f(...)`, `not f(...)`, `f(...) is
+    True|False`, and `tuple(f(...)) == tuple(value)`; a check of f against itself is no check."""
+    true, false = ast.Constant(True), ast.Constant(False)
+    if is_call_of(t, names):
+        return t, true
+    if isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not) and is_call_of(t.operand, names):
+        return t.operand, false
+    if not (isinstance(t, ast.Compare) and len(t.ops) == 1):
+        return None
+    left, right = untuple(t.left), untuple(t.comparators[0])
+    if not is_call_of(left, names) or any(is_call_of(x, names) for x in ast.walk(right)):
+        return None
+    if isinstance(t.ops[0], ast.Eq):
+        return left, right
+    if isinstance(t.ops[0], ast.Is) and isinstance(right, ast.Constant) and isinstance(right.value, bool):
+        return left, right
+    return None
 
 
 JS_NAME = re.compile(r"const\s+([A-Za-z_$][\w$]*)\s*=\s*\(")
@@ -169,6 +202,25 @@ def bwrap_node(d):
     return run(argv, "/", timeout=30)
 
 
+def verify(tsc, task):
+    """None when tsc accepts the task's program and node passes its tests, else (stage, reason)."""
+    with tempfile.TemporaryDirectory() as d:
+        os.chmod(d, 0o755)
+        with open(os.path.join(d, "prog.ts"), "w") as f:
+            f.write(task["prompt"] + task["solution"] + "\n" + task["test"] + "\n")
+        rc, out = run([tsc, "--noEmit", "--pretty", "false", "prog.ts"], d)
+        if rc != 0:
+            return "tsc", out.splitlines()[0] if out else "exit %d" % rc
+        rc, out = run([tsc, "--pretty", "false", "--outDir", "out", "prog.ts"], d)
+        if rc != 0:
+            return "tsc-emit", out.splitlines()[0] if out else "exit %d" % rc
+        rc, out = bwrap_node(d)
+        if rc != 0:
+            first = [l for l in out.splitlines() if "Error" in l][:1] or out.splitlines()[:1] or ["exit %d" % rc]
+            return "node", first[0]
+    return None
+
+
 def main():
     py_path, js_path, tsc, out_path, dropped_path = sys.argv[1:6]
     sigs = {}
@@ -177,7 +229,7 @@ def main():
             n, sig = line.rstrip("\n").split("\t")
             sigs[int(n)] = sig
     js = {int(r["task_id"].split("/")[1]): r for r in map(json.loads, gzip.open(js_path, "rt"))}
-    kept, dropped = [], []
+    candidates, dropped = [], []
     for r in map(json.loads, gzip.open(py_path, "rt")):
         n = int(r["task_id"].split("/")[1])
         fns = [x for x in ast.parse(r["prompt"] + "    pass").body if isinstance(x, ast.FunctionDef)]
@@ -190,27 +242,19 @@ def main():
             test, asserts = tests_of(r["test"], entry)
             solution = solution_of(js[n], entry)
         except (ValueError, SyntaxError) as e:
-            dropped.append((tid, "translate", str(e)))
+            dropped.append((n, tid, "translate", str(e)))
             continue
-        with tempfile.TemporaryDirectory() as d:
-            os.chmod(d, 0o755)
-            with open(os.path.join(d, "prog.ts"), "w") as f:
-                f.write(prompt + solution + "\n" + test + "\n")
-            rc, out = run([tsc, "--noEmit", "--pretty", "false", "prog.ts"], d)
-            if rc != 0:
-                dropped.append((tid, "tsc", out.splitlines()[0] if out else "exit %d" % rc))
-                continue
-            rc, out = run([tsc, "--pretty", "false", "--outDir", "out", "prog.ts"], d)
-            if rc != 0:
-                dropped.append((tid, "tsc-emit", out.splitlines()[0] if out else "exit %d" % rc))
-                continue
-            rc, out = bwrap_node(d)
-            if rc != 0:
-                first = [l for l in out.splitlines() if "Error" in l][:1] or out.splitlines()[:1] or ["exit %d" % rc]
-                dropped.append((tid, "node", first[0]))
-                continue
-        kept.append({"id": tid, "source": "humaneval-ts", "lang": "typescript", "prompt": prompt,
-                     "solution": solution, "test": test})
+        candidates.append((n, {"id": tid, "source": "humaneval-ts", "lang": "typescript", "prompt": prompt,
+                               "solution": solution, "test": test}))
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        verdicts = list(pool.map(lambda c: verify(tsc, c[1]), candidates))
+    kept = []
+    for (n, task), why in zip(candidates, verdicts):
+        if why is None:
+            kept.append(task)
+        else:
+            dropped.append((n, task["id"]) + why)
+    dropped = [d[1:] for d in sorted(dropped)]
     with gzip.GzipFile(out_path, "wb", mtime=0) as f:
         for t in kept:
             f.write((json.dumps(t, ensure_ascii=False) + "\n").encode())
