@@ -4,8 +4,10 @@ SHELL := /bin/bash
 LLVM_CONFIG ?= llvm-config-19
 GO ?= go
 BIN := bin
-# VERSION is what `hydra --version`, `hydra doctor` and the language server's serverInfo report.
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# VERSION is what `hydra --version`, `hydra doctor` and the language server's serverInfo report:
+# the file VERSION's release, with the commit after a "+" unless this is the release's tag
+# (scripts/version.sh).
+VERSION ?= $(shell ./scripts/version.sh 2>/dev/null || echo dev)
 
 SHIM_SRC := $(wildcard checkers/clang/shim/*.cpp) $(wildcard checkers/clang/shim/*.h)
 

@@ -72,7 +72,25 @@ editor_test_start() {
   fi
   export HYDRA_MODEL_URL HYDRA_MODEL="scripted-stand-in"
   export HYDRA_TEST_CMD="$HYDRA_BIN lsp"
+  # What the server says its version is (serverInfo.version): the clients compare it with theirs.
+  HYDRA_TEST_SERVER_VERSION="$("$HYDRA_BIN" --version | sed 's/^hydra //')"
+  export HYDRA_TEST_SERVER_VERSION
   echo "$name: model = SCRIPTED STAND-IN (hydra sim-server --script editors/testdata/script.json) at $HYDRA_MODEL_URL, not a real model; checker = real Clang"
+}
+
+# editor_test_other_version_server prints the path of a hydra built from this checkout with another
+# release's version (-X main.version=0.0.0-other), for the clients' version-mismatch tests:
+# bin/hydra-other-version, built with go when it is missing or older than bin/hydra and go is
+# here, else the one a run with go left (the Debian 13 root has no go: scripts/test-editors.sh
+# builds it on the host first). It prints why not and fails when there is neither.
+editor_test_other_version_server() {
+  local out="$REPO_ROOT/bin/hydra-other-version"
+  if { [ ! -x "$out" ] || [ "$HYDRA_BIN" -nt "$out" ]; } && command -v go >/dev/null 2>&1; then
+    (cd "$REPO_ROOT" && go build -ldflags "-X main.version=0.0.0-other" -o "$out" ./cmd/hydra) >&2 ||
+      { echo "go build of $out failed"; return 1; }
+  fi
+  [ -x "$out" ] || { echo "$out is missing and there is no go to build it (run scripts/test-editors.sh on the host first)"; return 1; }
+  echo "$out"
 }
 
 # _marked_pids prints the processes that carry this test's marker.

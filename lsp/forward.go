@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,8 +15,8 @@ import (
 // them: clangd for C/C++, TypeScript's server for TypeScript):
 //
 //   - client → server: requests Hydra does not handle go to the server of the document they
-//     name (a request about no document, to the first server) under ids of Hydra's
-//     (callProc); the client's $/cancelRequest cancels the request's context, which sends the
+//     name (a request about no document, to the first server; workspace/symbol to every
+//     server, the answers joined) under ids of Hydra's (callProc); the client's $/cancelRequest cancels the request's context, which sends the
 //     server $/cancelRequest with its id. codeAction asks Hydra and the document's server and
 //     joins the answers; executeCommand goes to whichever offers the command; shutdown goes to
 //     every server, and each is ended before the answer. Text sync of a document goes to its
@@ -67,6 +68,11 @@ func (s *Server) requestHandler(method string) (requestHandler, bool) {
 			}
 			return px.codeAction(ctx, h, params)
 		}, true
+	case "workspace/symbol":
+		if ok {
+			break
+		}
+		return s.joinLists(method), true
 	case "workspace/executeCommand":
 		return func(ctx context.Context, params json.RawMessage) (any, error) {
 			var p ExecuteCommandParams
@@ -94,6 +100,47 @@ func (s *Server) requestHandler(method string) (requestHandler, bool) {
 		}
 		return px.call(ctx, method, params)
 	}, true
+}
+
+// joinLists returns a handler that asks every server behind Hydra at once and joins their
+// answers, each a list or null (workspace/symbol: a project's symbols in each language). A
+// server that fails is left out and logged; when all fail, the first error is the answer.
+func (s *Server) joinLists(method string) requestHandler {
+	return func(ctx context.Context, params json.RawMessage) (any, error) {
+		bs := s.allBackends()
+		answers := make([]json.RawMessage, len(bs))
+		errs := make([]error, len(bs))
+		var wg sync.WaitGroup
+		for i, px := range bs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				answers[i], errs[i] = px.call(ctx, method, params)
+			}()
+		}
+		wg.Wait()
+		joined := []json.RawMessage{}
+		var firstErr error
+		failed := 0
+		for i, a := range answers {
+			if errs[i] != nil {
+				s.logf("%s %s: %v", bs[i].name, method, errs[i])
+				firstErr = cmp.Or(firstErr, errs[i])
+				failed++
+				continue
+			}
+			var items []json.RawMessage
+			if err := json.Unmarshal(a, &items); err != nil {
+				s.logf("%s %s: the answer is not a list: %v", bs[i].name, method, err)
+				continue
+			}
+			joined = append(joined, items...)
+		}
+		if failed == len(bs) && firstErr != nil {
+			return nil, firstErr
+		}
+		return joined, nil
+	}
 }
 
 // forwardNotification sends a client notification on to the servers behind Hydra (after Hydra

@@ -59,7 +59,7 @@ func (s *Server) inlineCompletion(ctx context.Context, params json.RawMessage) (
 		s.mu.Unlock()
 		return nil, invalidParams("textDocument/inlineCompletion", errors.New(uri+" is not open"))
 	}
-	text, languageID, language := d.text, d.lang, d.language()
+	text, languageID, language, path := d.text, d.lang, d.language(), d.path
 	s.nextGen++
 	id := s.nextGen
 	if d.inline == nil {
@@ -85,7 +85,14 @@ func (s *Server) inlineCompletion(ctx context.Context, params json.RawMessage) (
 		if endOfCodeLine(text, cursorOff) {
 			probe += "\n" // the completion starts a new line: a line comment there has ended
 		}
-		if language.Syntax(flags, "").InCommentOrLiteral(probe) {
+		name := "" // C/C++: the flags say the language
+		if !language.UsesFlags {
+			name = path // TypeScript: .tsx says JSX
+			if name == "" {
+				name = language.UntitledName(languageID)
+			}
+		}
+		if language.Syntax(flags, name).InCommentOrLiteral(probe) {
 			return empty, nil
 		}
 	}

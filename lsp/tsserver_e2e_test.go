@@ -14,7 +14,8 @@ import (
 // TypeScript's own language server (TypeScript 7's `tsc --lsp --stdio`, the compiler the
 // TypeScript checker runs) behind the real `hydra lsp`, beside clangd, over pipes, as eglot
 // gets them by default: one server for C/C++ and TypeScript documents, each request answered
-// by the server of its document's language, Hydra's code actions on both, and no process left.
+// by the server of its document's language (workspace/symbol by both), Hydra's code actions on
+// both, and no process left.
 
 const tsTwice = "function twice(x: number): number {\n  return 2 * x;\n}\n\nexport const n = twice(21);\n"
 
@@ -87,6 +88,29 @@ func TestTypeScriptServerBehindHydra(t *testing.T) {
 	}
 	if len(defs) != 1 || defs[0].URI != ts || defs[0].Range.Start.Line != 0 {
 		t.Fatalf("definition of twice in the .ts document: %+v, want its line 1", defs)
+	}
+	// A request about no document (workspace/symbol) goes to both servers, the answers joined:
+	// twice is found in the .ts document (TypeScript's server) and in the .cpp one (clangd's).
+	var found map[string]bool
+	deadline := time.Now().Add(time.Minute)
+	for !found[ts] || !found[cpp] {
+		var syms []struct {
+			Name     string `json:"name"`
+			Location struct {
+				URI string `json:"uri"`
+			} `json:"location"`
+		}
+		err := c.call("workspace/symbol", map[string]any{"query": "twice"}, &syms)
+		found = map[string]bool{}
+		for _, sym := range syms {
+			if strings.Contains(sym.Name, "twice") {
+				found[sym.Location.URI] = true
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("workspace/symbol twice: %v, found in %v; want both %s and %s", err, found, ts, cpp)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	// A user's edit reaches TypeScript's server: a new function is hovered after it is typed.
 	c.userEdit(ts, len(tsTwice), len(tsTwice), "export function thrice(y: number) { return 3 * y; }\n")

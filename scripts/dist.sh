@@ -2,6 +2,7 @@
 # Builds the release archive dist/hydra-<version>-linux-<arch>.tar.gz (`make dist`): hydra (pure
 # Go, CGO_ENABLED=0), the checker's shim linked fully static against Debian's static Clang/LLVM 19
 # archives and glibc's libc.a (checkers/clang/shim/Makefile, STATIC=1), Clang's builtin headers,
+# TypeScript's native compiler (tsc, static Go, from third_party/typescript: install-deps.sh),
 # the editor clients and INSTALL. Neither binary loads a shared library, so the archive runs on an
 # x86-64 Linux without any Clang or LLVM package and whatever its glibc. What it needs from the
 # system is the C and C++ standard library headers (g++ or libstdc++-dev), as Clang does.
@@ -9,7 +10,8 @@
 # Then it checks what it built: the shim has no program interpreter (no shared library at all),
 # its start-up time (median of 21 runs to its usage message, against the shared-library shim of
 # `make build` when bin/hydra-clang-shim is one), and a smoke test: the unpacked archive's
-# `hydra check` on a C++ file that includes <vector>, with PATH and LD_LIBRARY_PATH stripped of
+# `hydra check` on a C++ file that includes <vector> and on a TypeScript file (with the archive's
+# own tsc), and `hydra doctor` naming that tsc, with PATH and LD_LIBRARY_PATH stripped of
 # the LLVM directories and, when unshare(1) can (root), /usr/lib/llvm-19 and /usr/include/clang
 # hidden under empty directories in a private mount namespace.
 #
@@ -27,7 +29,7 @@ check=1
 LLVM_CONFIG=${LLVM_CONFIG:-llvm-config-19}
 GO=${GO:-go}
 arch=$($GO env GOARCH)
-version=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}
+version=${VERSION:-$(./scripts/version.sh)}
 name=hydra-$version-linux-$arch
 out=${DIST_DIR:-$top/dist}
 mkdir -p "$out" && out=$(cd "$out" && pwd)
@@ -62,6 +64,21 @@ major=$(basename "$(dirname "$resource")")
 grep -q "ClangMajor = \"$major\"" checkers/clang/shimcmd.go ||
   { echo "dist: Clang $major's headers, but checkers/clang.ClangMajor differs" >&2; exit 1; }
 mkdir -p "$stage/lib/clang/$major" && cp -a "$resource" "$stage/lib/clang/$major/include"
+# TypeScript's native compiler (the TypeScript checker, and TypeScript's language server behind
+# `hydra lsp`): its npm platform package, whole (tsc, its lib*.d.ts, its Apache-2.0 LICENSE and
+# NOTICE), where checkers/typescript looks beside an installed hydra:
+# <hydra's directory>/../third_party/typescript/node_modules/@typescript/typescript-<platform>/.
+echo "== TypeScript's native compiler"
+case $arch in amd64) tsplat=linux-x64 ;; arm64) tsplat=linux-arm64 ;; *) tsplat=linux-$arch ;; esac
+tsrel=third_party/typescript/node_modules/@typescript/typescript-$tsplat
+tsver=$(sed -n 's/^const Version = "\(.*\)"$/\1/p' checkers/typescript/typescript.go)
+[ -x "$tsrel/lib/tsc" ] || { echo "dist: $tsrel/lib/tsc is missing: scripts/install-deps.sh installs TypeScript $tsver" >&2; exit 1; }
+got=$(sed -n 's/^ *"version": "\(.*\)",*$/\1/p' "$tsrel/package.json" | head -n1)
+[ "$got" = "$tsver" ] || { echo "dist: $tsrel is TypeScript $got, checkers/typescript.Version is $tsver" >&2; exit 1; }
+[ -f "$tsrel/LICENSE" ] || { echo "dist: $tsrel/LICENSE is missing (Apache-2.0: the archive must carry it)" >&2; exit 1; }
+mkdir -p "$stage/$(dirname "$tsrel")" && cp -a "$tsrel" "$stage/$tsrel"
+echo "   TypeScript $got ($tsplat) adds $(du -sk "$stage/$tsrel" | cut -f1) KiB unpacked," \
+  "$(($(tar -C "$stage" -czf - "$tsrel" | wc -c) / 1024)) KiB to the archive"
 cp -a editors/nvim editors/emacs "$stage/editors/"
 rm -rf "$stage/editors/nvim/test" "$stage/editors/emacs/test"
 vsix=
@@ -151,6 +168,23 @@ run_check() { # FILE: hydra check from the archive, in a clean environment, LLVM
 }
 out=$(run_check ok.cpp 2>&1) || { echo "$out"; echo "dist: hydra check rejected a correct file" >&2; exit 1; }
 echo "   ok.cpp: accepted"
+# TypeScript: the archive's own tsc (checkers/typescript finds it beside the unpacked hydra).
+printf 'export function add(a: number, b: number): number {\n  return a + b;\n}\n' >"$t/ok.ts"
+printf 'export function add(a: number, b: number): number {\n  return a.length + b;\n}\n' >"$t/bad.ts"
+out=$(run_check ok.ts 2>&1) || { echo "$out"; echo "dist: hydra check rejected a correct .ts file" >&2; exit 1; }
+echo "   ok.ts: accepted"
+if out=$(run_check bad.ts 2>&1); then
+  echo "$out"
+  echo "dist: hydra check accepted a .ts file with an error" >&2
+  exit 1
+fi
+grep -q "length" <<<"$out" || { echo "$out"; echo "dist: the error on bad.ts does not name length" >&2; exit 1; }
+echo "   bad.ts: rejected: $(grep -m1 length <<<"$out")"
+echo "== hydra doctor from the unpacked archive"
+doc=$(cd "$t" && env -i HOME="$t" PATH="$clean_path" "$t/$name/bin/hydra" doctor 2>&1) || true
+grep -E '^[^ ]+ +(version|checker|system headers|typescript) ' <<<"$doc" | sed 's/^/   /' || true
+grep -q "$t/$name/third_party/typescript/.*tsc" <<<"$doc" ||
+  { echo "$doc"; echo "dist: hydra doctor does not name the archive's tsc" >&2; exit 1; }
 if out=$(run_check bad.cpp 2>&1); then
   echo "$out"
   echo "dist: hydra check accepted a file with an error" >&2

@@ -111,6 +111,12 @@ if [ ! -x "$HYDRA_BIN" ] || [ ! -x "$ROOT/bin/hydra-clang-shim" ]; then
     exit 2
   }
 fi
+# The clients' version-mismatch tests start a server built with another version; build it here,
+# where go is (the Debian 13 root has none), with the same source as bin/hydra.
+if command -v go >/dev/null 2>&1; then
+  go build -ldflags "-X main.version=0.0.0-other" -o "$ROOT/bin/hydra-other-version" ./cmd/hydra ||
+    { echo "test-editors: building bin/hydra-other-version failed" >&2; exit 2; }
+fi
 
 declare -A result
 declare -A took

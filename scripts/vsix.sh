@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the platform VSIX dist/hydra-lsp-<version>-linux-<x64|arm64>.vsix (`make vsix`): the VS
 # Code extension with the release archive's server inside, under server/ (bin/hydra, the static
-# checker shim, Clang's builtin headers, INSTALL, VERSION, LICENSE: the layout `make dist`
+# checker shim, Clang's builtin headers, TypeScript's native compiler under third_party/ with its
+# LICENSE, INSTALL, VERSION, LICENSE: the layout `make dist`
 # unpacks to), so that installing the extension is all a user does. The extension starts
 # server/bin/hydra when the hydra.path setting is empty or does not work, before `hydra` on PATH
 # (vscode-extension/src/server.ts). `vsce package --target` marks the VSIX for its platform;
@@ -22,7 +23,7 @@ amd64) target=linux-x64 ;;
 arm64) target=linux-arm64 ;;
 *) echo "vsix: no VS Code target for GOARCH $arch" >&2; exit 1 ;;
 esac
-version=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}
+version=${VERSION:-$(./scripts/version.sh)}
 out=${DIST_DIR:-$top/dist}
 stage=$out/build/hydra-$version-linux-$arch
 vsix=$out/hydra-lsp-$version-$target.vsix
@@ -35,7 +36,7 @@ VERSION=$version DIST_DIR=$out ./scripts/dist.sh --no-check
 server=vscode-extension/server
 trap 'rm -rf "$top/$server"' EXIT
 rm -rf "$server" && mkdir -p "$server"
-cp -a "$stage/bin" "$stage/lib" "$stage/INSTALL" "$stage/VERSION" "$stage/LICENSE" "$server/"
+cp -a "$stage/bin" "$stage/lib" "$stage/third_party" "$stage/INSTALL" "$stage/VERSION" "$stage/LICENSE" "$server/"
 echo "== vsce package --target $target"
 (cd vscode-extension && ./node_modules/.bin/vsce package --no-yarn --skip-license --target "$target" -o "$vsix" >/dev/null)
 node vscode-extension/scripts/check-vsix.mjs --server "$vsix"

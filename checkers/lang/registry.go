@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"path/filepath"
+	"strings"
 
 	"github.com/hydra-lsp/hydra/checkers"
 	"github.com/hydra-lsp/hydra/checkers/chunk"
@@ -55,7 +57,9 @@ var TypeScript = &Language{
 	Untitled:      map[string]string{"typescriptreact": "untitled.tsx"},
 	LineComment:   "//",
 	ProjectConfig: "tsconfig.json",
-	Syntax:        func([]string, string) Syntax { return tsSyntax{} },
+	Syntax: func(_ []string, filename string) Syntax {
+		return tsSyntax{typescript.Syntax{JSX: strings.EqualFold(filepath.Ext(filename), ".tsx")}}
+	},
 	NewChecker: func(CheckerOptions) (checkers.Checker, error) {
 		return typescript.New(typescript.Options{})
 	},
@@ -86,4 +90,4 @@ func (s cSyntax) InCommentOrLiteral(text string) bool { return chunk.InCommentOr
 // tsSyntax is checkers/typescript's Syntax (its NewChunker returns its own Chunker type).
 type tsSyntax struct{ typescript.Syntax }
 
-func (tsSyntax) NewChunker(prefix string) Chunker { return typescript.NewChunker(prefix) }
+func (s tsSyntax) NewChunker(prefix string) Chunker { return s.Syntax.NewChunker(prefix) }

@@ -13,7 +13,8 @@ import (
 // a string continued by a backslash, where a cut would end the text inside a token. The lexer
 // follows TypeScript's scanner (src/compiler/scanner.ts in microsoft/TypeScript) as far as
 // those need: strings, template literals with nested `${…}`, comments, and regular expression
-// literals told from division by the token before the '/'. JSX text (.tsx) is lexed as code.
+// literals told from division by the token before the '/', and, in .tsx files, JSX: tags, their
+// attribute strings and `{…}` expressions, and the text between them (jsx.go).
 
 // lexMode is what the lexer is inside of.
 type lexMode int
@@ -25,6 +26,20 @@ const (
 	modeString   // a '…' or "…" literal (quote says which)
 	modeTemplate // the text of a template literal
 	modeRegex    // a regular expression literal
+	modeJSXTag   // inside a JSX tag, `<name …` or `</name`, up to its '>'
+	modeJSXText  // a JSX element's children: text up to a '{' or a '<'
+	modeJSXAttr  // a JSX attribute string (quote says which): no escapes, line breaks allowed
+)
+
+// frame is an open bracket on the lexer's stack.
+type frame uint8
+
+const (
+	frameBrace        frame = iota // a '{' of code: it counts in the brace depth
+	frameTemplate                  // a template literal's `${`: its '}' goes back into the template's text
+	frameJSXTagExpr                // a '{' in a JSX tag (an attribute's value, a spread): its '}' goes back into the tag
+	frameJSXChildExpr              // a '{' among a JSX element's children: its '}' goes back to them
+	frameJSXElement                // a JSX element or fragment whose children are being read
 )
 
 // closeAt is a '}' that closed a block, at byte pos of the line being lexed, and the brace
@@ -35,10 +50,18 @@ type closeAt struct{ pos, depth int }
 type lexer struct {
 	mode  lexMode
 	quote byte
-	// stack holds the open '{' contexts: true for a template literal's `${`, whose '}' goes
-	// back into the template's text and does not count in depth.
-	stack []bool
+	// stack holds the open brackets: code blocks, template literals' `${`, JSX elements and
+	// their `{…}`. Only code blocks count in depth.
+	stack []frame
 	depth int
+	// jsx: the text is TSX, where a '<' that starts an operand starts a JSX element.
+	jsx bool
+	// back is the mode a comment returns to (a JSX tag may hold comments); closing says the
+	// JSX tag being read is a closing one (`</…>`); typeArgs counts the open '<' of type
+	// arguments in a JSX tag (`<List<string> items={…}>`).
+	back     lexMode
+	closing  bool
+	typeArgs int
 	// prev is the class of the last code token, for telling a regular expression from a
 	// division: 'a' an identifier, '0' a number, or the punctuator itself; 0 at the start.
 	prev     byte
@@ -51,11 +74,13 @@ type lexer struct {
 
 // clean reports whether a cut here ends the text between tokens, outside a template literal.
 func (lx *lexer) clean() bool {
-	if lx.mode != modeCode && lx.mode != modeLineComment {
+	switch lx.mode {
+	case modeCode, modeLineComment, modeJSXTag, modeJSXText:
+	default:
 		return false
 	}
-	for _, tmpl := range lx.stack {
-		if tmpl {
+	for _, f := range lx.stack {
+		if f == frameTemplate {
 			return false
 		}
 	}
@@ -104,12 +129,20 @@ func (lx *lexer) scan(s string) {
 		switch lx.mode {
 		case modeLineComment:
 			if b == '\n' || b == '\r' {
-				lx.mode = modeCode
+				lx.mode = lx.back
 			}
 		case modeBlockComment:
 			if b == '*' && i+1 < len(s) && s[i+1] == '/' {
-				lx.mode = modeCode
+				lx.mode = lx.back
 				i++
+			}
+		case modeJSXTag:
+			i = lx.jsxTag(s, i)
+		case modeJSXText:
+			i = lx.jsxText(s, i)
+		case modeJSXAttr:
+			if b == lx.quote {
+				lx.mode = modeJSXTag
 			}
 		case modeString, modeRegex:
 			switch {
@@ -141,7 +174,7 @@ func (lx *lexer) scan(s string) {
 				lx.mode, lx.prev = modeCode, '0'
 			case b == '$' && i+1 < len(s) && s[i+1] == '{':
 				lx.mode = modeCode
-				lx.stack = append(lx.stack, true)
+				lx.stack = append(lx.stack, frameTemplate)
 				lx.prev = '{'
 				i++
 			}
@@ -157,10 +190,10 @@ func (lx *lexer) scan(s string) {
 			case '/':
 				switch {
 				case i+1 < len(s) && s[i+1] == '/':
-					lx.mode = modeLineComment
+					lx.mode, lx.back = modeLineComment, modeCode
 					i++
 				case i+1 < len(s) && s[i+1] == '*':
-					lx.mode = modeBlockComment
+					lx.mode, lx.back = modeBlockComment, modeCode
 					i++
 				case lx.regexAllowed():
 					lx.mode, lx.inClass = modeRegex, false
@@ -174,13 +207,26 @@ func (lx *lexer) scan(s string) {
 			case '`':
 				lx.mode = modeTemplate
 				continue
+			case '<':
+				if lx.jsx && lx.regexAllowed() && startsJSX(s[i+1:]) {
+					lx.mode, lx.closing, lx.typeArgs = modeJSXTag, false, 0
+					continue
+				}
 			case '{':
-				lx.stack = append(lx.stack, false)
+				lx.stack = append(lx.stack, frameBrace)
 				lx.depth++
 			case '}':
-				if n := len(lx.stack); n > 0 && lx.stack[n-1] {
+				if n := len(lx.stack); n > 0 && lx.stack[n-1] != frameBrace {
+					f := lx.stack[n-1]
 					lx.stack = lx.stack[:n-1]
-					lx.mode = modeTemplate
+					switch f {
+					case frameTemplate:
+						lx.mode = modeTemplate
+					case frameJSXTagExpr:
+						lx.mode = modeJSXTag
+					default:
+						lx.mode = modeJSXText
+					}
 					continue
 				}
 				if n := len(lx.stack); n > 0 {
@@ -211,9 +257,10 @@ type Chunker struct {
 }
 
 // NewChunker returns a Chunker for text that continues prefix (its lexer state and brace depth
-// start where prefix ends).
-func NewChunker(prefix string) *Chunker {
+// start where prefix ends); jsx says the text is TSX.
+func NewChunker(prefix string, jsx bool) *Chunker {
 	c := &Chunker{}
+	c.lx.jsx = jsx
 	c.lx.scan(prefix)
 	c.lx.closes = nil
 	return c
@@ -287,21 +334,24 @@ func (c *Chunker) Flush() []chunk.Chunk {
 
 // Syntax is TypeScript's side of the language seam (checkers/lang): chunking, brace depth and
 // where the cursor is, with TypeScript's lexical rules.
-type Syntax struct{}
+type Syntax struct {
+	// JSX says the text is TSX (a .tsx file): JSX elements are lexed as such.
+	JSX bool
+}
 
 // NewChunker returns a Chunker for text continuing prefix.
-func (Syntax) NewChunker(prefix string) *Chunker { return NewChunker(prefix) }
+func (s Syntax) NewChunker(prefix string) *Chunker { return NewChunker(prefix, s.JSX) }
 
 // Split cuts a whole text as a Chunker fed with it would (Write then Flush).
-func (Syntax) Split(text string) []chunk.Chunk {
-	c := NewChunker("")
+func (s Syntax) Split(text string) []chunk.Chunk {
+	c := NewChunker("", s.JSX)
 	return append(c.Write(text), c.Flush()...)
 }
 
 // BraceDepth returns the brace depth at the end of text, as Chunker.Depth counts it (a last line
 // without a newline included).
-func (Syntax) BraceDepth(text string) int {
-	var lx lexer
+func (s Syntax) BraceDepth(text string) int {
+	lx := lexer{jsx: s.JSX}
 	lx.scan(text)
 	return lx.depth
 }
@@ -310,9 +360,14 @@ func (Syntax) BraceDepth(text string) int {
 func (Syntax) PreambleEnd(string) int { return 0 }
 
 // InCommentOrLiteral reports whether the end of text lies inside a comment, a string, a regular
-// expression or the text of a template literal (not inside its `${…}`).
-func (Syntax) InCommentOrLiteral(text string) bool {
-	var lx lexer
+// expression, the text of a template literal (not inside its `${…}`) or a JSX attribute's
+// string. JSX children and tags are not literals: code (markup) is written there.
+func (s Syntax) InCommentOrLiteral(text string) bool {
+	lx := lexer{jsx: s.JSX}
 	lx.scan(text)
-	return lx.mode != modeCode
+	switch lx.mode {
+	case modeCode, modeJSXTag, modeJSXText:
+		return false
+	}
+	return true
 }

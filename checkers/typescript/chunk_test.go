@@ -40,7 +40,7 @@ func TestChunkerCutsOnlyWhereTheLexerIsClean(t *testing.T) {
 			if strings.Join(got, "|") != strings.Join(c.want, "|") {
 				t.Errorf("chunks %q, want %q", got, c.want)
 			}
-			ck := NewChunker("")
+			ck := NewChunker("", false)
 			var pieces []string
 			for i := 0; i < len(c.text); i += 3 {
 				for _, ch := range ck.Write(c.text[i:min(i+3, len(c.text))]) {
@@ -83,7 +83,7 @@ func TestBraceDepth(t *testing.T) {
 		}
 	}
 	const prefix = "class C {\n  m(): number {\n"
-	ck := NewChunker(prefix)
+	ck := NewChunker(prefix, false)
 	if ck.Depth() != 2 {
 		t.Fatalf("depth after the prefix %d, want 2", ck.Depth())
 	}

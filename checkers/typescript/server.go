@@ -3,6 +3,7 @@ package typescript
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -29,8 +31,10 @@ type server struct {
 	files  map[string]string // virtual file contents (absolute, cleaned paths)
 	served map[string]string // the content the server last read of each file (fromDisk: the disk's)
 	opened map[string]bool   // projects opened with updateSnapshot's openProjects
-	// defaults[dir] lists the files in dir checked under Hydra's default tsconfig.
+	// defaults[cfg] lists the files checked under the virtual tsconfig.json cfg, Hydra's
+	// defaults; outside marks the files their project's tsconfig.json leaves out.
 	defaults map[string][]string
+	outside  map[string]bool
 	snapshot int64 // the latest snapshot (0: none), released when the next one exists
 	// users counts the sessions of each virtual file; when the last ends, the compiler reads
 	// the file from disk again (stale marks it for the next snapshot's changed files).
@@ -88,7 +92,7 @@ func startServer(exe, cwd string) (*server, error) {
 		return nil, fmt.Errorf("start %s: %w", exe, err)
 	}
 	s := &server{cmd: cmd, stdin: stdin, files: map[string]string{}, served: map[string]string{},
-		opened: map[string]bool{}, defaults: map[string][]string{}, users: map[string]int{}, stale: map[string]bool{}}
+		opened: map[string]bool{}, defaults: map[string][]string{}, outside: map[string]bool{}, users: map[string]int{}, stale: map[string]bool{}}
 	s.rpc = &rpc{w: stdin, r: bufio.NewReaderSize(stdout, 1<<16), serve: s.serve}
 	if err := s.rpc.call("initialize", nil, nil); err != nil {
 		s.close()
@@ -214,6 +218,15 @@ func (s *server) checkLocked(file, text string) (result, error) {
 	q := map[string]any{"snapshot": snap.Snapshot, "project": project, "file": file}
 	res := result{config: cfg}
 	if err := s.rpc.call("getSyntacticDiagnostics", q, &res.syntactic); err != nil {
+		var re *rpcError
+		if errors.As(err, &re) && strings.Contains(re.Message, "source file not found") && !s.outside[file] {
+			// The project's tsconfig.json does not take the file in (its include, files or
+			// exclude leave it out, or it is not on disk yet: the compiler lists directories
+			// itself). An editor's TypeScript server checks such a file in an inferred project;
+			// Hydra checks it under its defaults, as a file without a tsconfig.json.
+			s.outside[file] = true
+			return s.checkLocked(file, text)
+		}
 		return result{}, err
 	}
 	if err := s.rpc.call("getSemanticDiagnostics", q, &res.semantic); err != nil {
@@ -234,6 +247,9 @@ func (s *server) checkLocked(file, text string) (result, error) {
 // file beside it).
 func (s *server) configFor(file string) string {
 	dir := filepath.Dir(file)
+	if s.outside[file] {
+		return s.defaultConfig(filepath.Join(dir, outsideConfig), file)
+	}
 	for d := dir; ; d = filepath.Dir(d) {
 		p := filepath.Join(d, "tsconfig.json")
 		if _, virtual := s.files[p]; !virtual {
@@ -245,13 +261,22 @@ func (s *server) configFor(file string) string {
 			break
 		}
 	}
-	cfg := filepath.Join(dir, "tsconfig.json")
-	names := s.defaults[dir]
+	return s.defaultConfig(filepath.Join(dir, "tsconfig.json"), file)
+}
+
+// outsideConfig names the virtual tsconfig.json, beside a project's file that its project
+// leaves out, under which Hydra checks such files (a name no project uses for its own).
+const outsideConfig = "tsconfig.hydra-outside.json"
+
+// defaultConfig makes cfg a virtual tsconfig.json with Hydra's defaults whose files are those it
+// already had and file, and returns cfg.
+func (s *server) defaultConfig(cfg, file string) string {
+	names := s.defaults[cfg]
 	base := filepath.Base(file)
 	if i := sort.SearchStrings(names, base); i == len(names) || names[i] != base {
 		names = append(names, base)
 		sort.Strings(names)
-		s.defaults[dir] = names
+		s.defaults[cfg] = names
 	}
 	s.files[cfg] = DefaultConfig(names...)
 	return cfg

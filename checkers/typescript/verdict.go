@@ -88,13 +88,24 @@ var unusedCodes = map[int]bool{6133: true, 6138: true, 6192: true, 6196: true, 6
 
 // Diagnostic codes of a name not (yet) declared: functions, classes, types, interfaces and
 // namespaces are hoisted, and a function body may use a variable declared after it, so a
-// later declaration in the file can still declare it; only the end of the file decides.
-var undeclaredCodes = map[int]bool{2304: true, 2552: true, 2582: true, 2583: true, 2584: true, 2503: true, 2693: true}
+// later declaration in the file can still declare it; only the end of the file decides. 2580-2593
+// are "Cannot find name 'X'" with advice to install type definitions (process, require, $, describe).
+var undeclaredCodes = map[int]bool{2304: true, 2552: true, 2580: true, 2581: true, 2582: true, 2583: true, 2584: true,
+	2591: true, 2592: true, 2593: true, 2503: true, 2693: true}
+
+// Diagnostic codes that depend on whether the file is a module, which any later import or
+// export decides: 2669, `declare global` in a file with no import or export (yet).
+var moduleCodes = map[int]bool{2669: true}
 
 // Diagnostic codes of a body-less declaration, complete in the parse, that may still get its
 // body on a later line (Allman braces, overload signatures before the implementation): only
 // the end of the file decides them.
 var bodyPendingCodes = map[int]bool{2391: true, 7010: true}
+
+// Diagnostic codes of a JSX element (17008) or fragment (17014) without its closing tag, which
+// the parser reports at the opening tag: where the parser also reached the end of the text, the
+// element is still being written.
+var openJSXCodes = map[int]bool{17008: true, 17014: true}
 
 // judgement is the verdict on a prefix of the text that is still being written.
 type judgement struct {
@@ -123,10 +134,35 @@ func judge(text string, syn, sem []finding, unitStart int, final bool) judgement
 	// of an unfinished text (`foo.`, `let z = (1 +`, `class C { m(`, an open template literal,
 	// string or comment); one with more text after it is real. Positions are sorted, so the first
 	// syntax error is real when any is.
+	atEnd := len(syn) > 0 && onlyTrivia(text[syn[len(syn)-1].end:])
 	for i := range syn {
+		if atEnd && openJSXCodes[syn[i].code] {
+			// An element the text has not closed yet: the parser reports it at its opening
+			// tag, and reaches the end of the text inside it.
+			continue
+		}
 		if !onlyTrivia(text[syn[i].end:]) {
 			j.real = &syn[i]
 			return j
+		}
+	}
+	pending := pendingNames(sem)
+	firstUndeclared := -1
+	for _, d := range sem {
+		if undeclaredCodes[d.code] && (firstUndeclared < 0 || d.start < firstUndeclared) {
+			firstUndeclared = d.start
+		}
+	}
+	// usedBefore: the unit being written declares a name the text before it already uses (a
+	// hoisted function called above it, an interface a parameter above names). Until the unit
+	// is complete, what those uses are checked against is cut short: the function's return type
+	// is inferred from a body not all there yet ("Type 'void' is not assignable…", "Expected 0
+	// arguments…"), the interface has not all its members.
+	usedBefore := false
+	if !j.complete {
+		for _, n := range declaredIn(text[unitStart:]) {
+			pending = append(pending, n)
+			usedBefore = usedBefore || namesAny(text[:unitStart], []string{n})
 		}
 	}
 	for i := range sem {
@@ -136,7 +172,7 @@ func judge(text string, syn, sem []finding, unitStart int, final bool) judgement
 			// The last thing written: an identifier, a member chain or an expression that the
 			// next line may still continue.
 			continue
-		case unusedCodes[d.code] || bodyPendingCodes[d.code] || undeclaredCodes[d.code]:
+		case unusedCodes[d.code] || bodyPendingCodes[d.code] || undeclaredCodes[d.code] || moduleCodes[d.code]:
 			continue
 		case !j.complete && d.end > unitStart:
 			// Inside the top-level unit still being written (a function, class or object literal
@@ -145,11 +181,110 @@ func judge(text string, syn, sem []finding, unitStart int, final bool) judgement
 			continue
 		case d.start >= unitStart && unfinishedCodes[d.code] && !j.complete:
 			continue
+		case usedBefore:
+			continue
+		case d.code == 2394 && !j.complete:
+			// "This overload signature is not compatible with its implementation signature",
+			// on an overload before the implementation being written: the implementation's
+			// return type is inferred from a body that is not all there yet.
+			continue
+		case firstUndeclared >= 0 && firstUndeclared <= d.start:
+			// After a use of a name not declared yet (a function, class or type declared
+			// further down, hoisted): what the compiler inferred from that use is an error type,
+			// and an error it leads to can go with the declaration ("Parameter 'values'
+			// implicitly has an 'any' type" in a callback passed to it, "'x' is possibly
+			// 'null'" after a type guard it is). Only the declaration, or the end, decides.
+			continue
+		case namesAny(d.msg, pending):
+			// It is about a name not declared yet, or declared by the unit still being written
+			// ("Property 'buffer' does not exist on type 'SequenceState<T>'" while the
+			// interface's members are still to come): what the declaration says decides it.
+			continue
 		}
 		j.real = d
 		return j
 	}
 	return j
+}
+
+// pendingNames returns the names that sem's undeclared-name errors quote ("Cannot find name
+// 'X'."): a later declaration may still declare them.
+func pendingNames(sem []finding) []string {
+	var names []string
+	for _, d := range sem {
+		if !undeclaredCodes[d.code] {
+			continue
+		}
+		if i := strings.IndexByte(d.msg, '\''); i >= 0 {
+			if j := strings.IndexByte(d.msg[i+1:], '\''); j > 0 {
+				names = append(names, d.msg[i+1:i+1+j])
+			}
+		}
+	}
+	return names
+}
+
+// declaredIn returns the names that the declarations at the start of unit declare (`interface
+// X`, `class X`, `type X`, `enum X`, `namespace X`, `function X`, after `export`, `declare`,
+// `default`, `abstract`, `const` or `async`).
+func declaredIn(unit string) []string {
+	var names []string
+	next := ""
+	for _, w := range strings.FieldsFunc(onlyCode(unit), func(r rune) bool { return r >= 0x80 || !identByte(byte(r)) }) {
+		switch {
+		case next != "":
+			names = append(names, w)
+			next = ""
+		case w == "interface" || w == "class" || w == "type" || w == "enum" || w == "namespace" || w == "function":
+			next = w
+		case w == "export" || w == "declare" || w == "default" || w == "abstract" || w == "const" || w == "async":
+		default:
+			return names
+		}
+	}
+	return names
+}
+
+// onlyCode returns s without its leading comments and whitespace.
+func onlyCode(s string) string {
+	for {
+		t := strings.TrimLeft(s, " \t\r\n\f\v\u00a0\ufeff")
+		switch {
+		case strings.HasPrefix(t, "//"):
+			i := strings.IndexByte(t, '\n')
+			if i < 0 {
+				return ""
+			}
+			s = t[i:]
+		case strings.HasPrefix(t, "/*"):
+			i := strings.Index(t[2:], "*/")
+			if i < 0 {
+				return ""
+			}
+			s = t[2+i+2:]
+		default:
+			return t
+		}
+	}
+}
+
+// namesAny reports whether msg holds one of names as a whole identifier.
+func namesAny(msg string, names []string) bool {
+	for _, n := range names {
+		for k := 0; ; {
+			i := strings.Index(msg[k:], n)
+			if i < 0 {
+				break
+			}
+			i += k
+			end := i + len(n)
+			if (i == 0 || !identByte(msg[i-1])) && (end == len(msg) || !identByte(msg[end])) {
+				return true
+			}
+			k = end
+		}
+	}
+	return false
 }
 
 // category maps a TypeScript diagnostic to Hydra's coarse error classes.

@@ -178,7 +178,8 @@ func TestResumeAfterError(t *testing.T) {
 }
 
 // TestProjectConfig: a tsconfig.json found above the file applies, as tsc -p applies it: with
-// strict off, an implicit any is accepted; a tsconfig.json tsc rejects is a fatal error.
+// strict off, an implicit any is accepted; a file it leaves out gets Hydra's defaults; a
+// tsconfig.json tsc rejects is a fatal error.
 func TestProjectConfig(t *testing.T) {
 	ck := newChecker(t)
 	dir := t.TempDir()
@@ -196,6 +197,22 @@ func TestProjectConfig(t *testing.T) {
 	s, _ := ck.Start(context.Background(), checkers.SessionOptions{Filename: filepath.Join(dir, "src/a.ts")})
 	if first, ok := firstError(streamLines(t, ck, s, text, false)); !ok || first != nil {
 		t.Errorf("strict off: got error %+v, want accepted", first)
+	}
+	s.Close()
+	// A file the project leaves out (outside its include, or not on disk yet) is checked under
+	// Hydra's defaults, as a file without a tsconfig.json is, and the compiler lives on.
+	write("tools/gen.ts", text)
+	for _, name := range []string{"tools/gen.ts", "src/unsaved.ts"} {
+		s, _ := ck.Start(context.Background(), checkers.SessionOptions{Filename: filepath.Join(dir, name)})
+		first, ok := firstError(streamLines(t, ck, s, text, false))
+		if ok || first == nil || first.Line != 1 || first.Cat == checkers.CatFatal {
+			t.Errorf("%s, which the project leaves out: got %+v ok=%v, want the implicit any at line 1 (strict defaults)", name, first, ok)
+		}
+		s.Close()
+	}
+	s, _ = ck.Start(context.Background(), checkers.SessionOptions{Filename: filepath.Join(dir, "src/a.ts")})
+	if first, ok := firstError(streamLines(t, ck, s, text, false)); !ok || first != nil {
+		t.Errorf("the project's own file after those: got error %+v, want accepted", first)
 	}
 	s.Close()
 	// The same text without a tsconfig.json: TypeScript 7's defaults (strict) reject it.
@@ -270,12 +287,12 @@ func TestNoOrphans(t *testing.T) {
 	}
 }
 
-// TestLateErrorBeforeEarlierOne: a name never declared is an error only at the end of input
-// (a later declaration could have declared it), so it comes after an error found while
+// TestLateErrorBeforeEarlierOne: a declaration without a body is an error only at the end of
+// input (its body could still come on a later line), so it comes after an error found while
 // streaming that lies after it in the text; both are reported.
 func TestLateErrorBeforeEarlierOne(t *testing.T) {
 	ck := newChecker(t)
-	text := "const a: number = later;\nconst o: { x: number } = { x: 1, y: 2 };\n"
+	text := "function later(): number\nconst o: { x: number } = { x: 1, y: 2 };\n"
 	evs := checkText(t, ck, t.TempDir(), "l.ts", text)
 	var lines []int
 	for _, ev := range evs {
@@ -284,7 +301,7 @@ func TestLateErrorBeforeEarlierOne(t *testing.T) {
 		}
 	}
 	if len(lines) != 2 || lines[0] != 2 || lines[1] != 1 {
-		t.Fatalf("error lines %v, want [2 1] (the object literal's while streaming, the undeclared name at the end)", lines)
+		t.Fatalf("error lines %v, want [2 1] (the object literal's while streaming, the missing body at the end)", lines)
 	}
 	if first, ok := firstError(evs); ok || first.Line != 1 {
 		t.Fatalf("first error %+v ok=%v, want line 1", first, ok)
@@ -313,6 +330,52 @@ func TestEveryErrorAtTheEnd(t *testing.T) {
 		slices.Sort(lines)
 		if !slices.Equal(lines, c.lines) {
 			t.Errorf("%q: errors at lines %v, want %v (tsc's)", c.text, lines, c.lines)
+		}
+	}
+}
+
+// TestDecidedByTheUnitBeingWritten: an error that the declaration still being written decides
+// is not reported while it is written: overloads before an implementation whose body is not
+// all there yet (2394), and members of an interface that comes after its use (2339 while its
+// body is open), and what follows a use of a function declared further down (a callback's
+// parameter typed by it, 7006). Streamed line by line, each text is accepted, as tsc accepts it;
+// the same texts with the implementation, the interface or the function wrong are rejected at
+// the line tsc names.
+func TestDecidedByTheUnitBeingWritten(t *testing.T) {
+	ck := newChecker(t)
+	exe, err := FindCompiler("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	overloads := "export function pairs(a: string): string[];\nexport function pairs(a: number): string[];\n" +
+		"export function pairs(a: any) {\n  const s = String(a);\n  return s.split('');\n}\n"
+	later := "export function size(s: State): number {\n  const { buffer, done } = s;\n  return done ? 0 : buffer.length;\n}\n\n" +
+		"interface State {\n  buffer: string[];\n  done: boolean;\n}\n"
+	callback := "export const doubled = apply([1, 2], (x) => x * 2);\n\n" +
+		"function apply(xs: number[], f: (x: number) => number): number[] {\n  return xs.map(f);\n}\n"
+	for _, c := range []struct {
+		name, text string
+	}{
+		{"overloads.ts", overloads},
+		{"later.ts", later},
+		{"callback.ts", callback},
+		// A function named like Node's global, declared further down: "Cannot find name
+		// 'process'. Do you need to install type definitions for node?" (2580) until then.
+		{"process.ts", "export function run() {\n  return process(1);\n}\n\nfunction process(n: number): number {\n  return n + 1;\n}\n"},
+		{"callback-wrong.ts", strings.Replace(callback, "f: (x: number) => number", "f: number", 1)},
+		{"overloads-wrong.ts", strings.Replace(overloads, "return s.split('');", "return 1;", 1)},
+		{"later-wrong.ts", strings.Replace(later, "  done: boolean;\n", "", 1)},
+	} {
+		dir := t.TempDir()
+		first, ok := firstError(checkText(t, ck, dir, c.name, c.text))
+		line, _ := tscFirstError(t, exe, dir, c.name)
+		switch {
+		case line == 0 && (!ok || first != nil):
+			t.Errorf("%s: rejected (%+v); tsc accepts it", c.name, first)
+		case line != 0 && (ok || first == nil || first.Line != line):
+			t.Errorf("%s: got %+v ok=%v; tsc's first error is at line %d", c.name, first, ok, line)
+		case strings.HasSuffix(c.name, "-wrong.ts") && line == 0:
+			t.Errorf("%s: tsc accepts the test's wrong text", c.name)
 		}
 	}
 }

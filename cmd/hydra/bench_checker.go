@@ -18,6 +18,7 @@ import (
 	"github.com/hydra-lsp/hydra/checkers/agreement"
 	"github.com/hydra-lsp/hydra/checkers/benchmark"
 	"github.com/hydra-lsp/hydra/checkers/clang"
+	"github.com/hydra-lsp/hydra/checkers/tsbench"
 	"github.com/hydra-lsp/hydra/sim"
 )
 
@@ -32,7 +33,7 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var (
 		asJSON   = fs.Bool("json", false, "print one JSON object (the default prints it indented, with a log on stderr)")
-		corpus   = fs.String("corpus", "", "thealgorithms-corpus.jsonl.gz (default: ../shared/data/ next to the repository)")
+		corpus   = fs.String("corpus", "", "thealgorithms-corpus.jsonl.gz (default: ../shared/data/ next to the repository); with --lang typescript a directory of .ts files (default: "+tsbench.CorpusDir+" in the repository)")
 		programs = fs.Int("programs", 6, "programs of the corpus to stream, spread evenly over it")
 		only     = fs.String("only", "", "comma-free substring: only corpus programs whose id contains it")
 		reinvoke = fs.Int("reinvoke-samples", 4, "prefix lengths per program re-checked by whole-file clang")
@@ -49,9 +50,11 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 		levers   = fs.Bool("levers", false, "also measure the levers side by side (spin before blocking, hand-written protocol lines, malloc_trim before fork, room in Clang's folding sets, dead stack dropped before each fork, generational malloc, bucket heads beside Clang's folding sets, one file entry for every chunk, huge pages after the first fork, a shared-memory ring, checkpoint placement)")
 		noSplit  = fs.Bool("no-breakdown", false, "skip the raw-protocol baseline that splits a line's latency (breakdown_ms)")
 		slowest  = fs.Int("slowest", 10, "list the N slowest lines, at the top level and for each set (slowest_lines; 0: none)")
+		langName = fs.String("lang", "c", "the checker to measure: c (C/C++, the Clang checker) or typescript (the TypeScript checker, on rxjs's sources: see below)")
+		ts       = tsBenchFlags(fs)
 	)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: hydra bench checker [--json] [flags]\n\nMeasures the incremental checker's per-line latency against re-running clang on the growing\nprefix and against clangd, plus fork, resume, checkpoint memory and the <bits/stdc++.h>\npreamble cold and warm; a heavy program set (<bits/stdc++.h> and a competitive-programming\ntemplate) beside the default one (by_set); where a line's time goes (breakdown_ms); the growth\nwith program length (slope_ms_per_100_lines, --plot); with --levers, the levers side by side.\nA benchmark: it prints numbers, it does not judge them.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: hydra bench checker [--json] [flags]\n\nMeasures the incremental checker's per-line latency against re-running clang on the growing\nprefix and against clangd, plus fork, resume, checkpoint memory and the <bits/stdc++.h>\npreamble cold and warm; a heavy program set (<bits/stdc++.h> and a competitive-programming\ntemplate) beside the default one (by_set); where a line's time goes (breakdown_ms); the growth\nwith program length (slope_ms_per_100_lines, --plot); with --levers, the levers side by side.\nA benchmark: it prints numbers, it does not judge them.\n\nWith --lang typescript it streams TypeScript files (--ts-files of the rxjs sources that\nscripts/install-deps.sh test unpacks, or --corpus DIR), unit by unit, into the TypeScript checker\nand times each unit against three baselines on the same prefixes: re-running `tsc -p` (tsc),\nTypeScript 7's language server `tsc --lsp --stdio` with didChange and a pull diagnostic (lsp), and\nthe compiler API re-checking each prefix in a fresh snapshot with nothing reused (api_fresh); it\nprints each side's median, p90 and max, the ratios baseline/hydra, and every side's verdict on\neach file. Of the flags below it takes --json, -q, --corpus, --only and the --ts-* ones.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args); !ok {
@@ -59,6 +62,18 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "hydra bench checker: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	switch *langName {
+	case "typescript", "ts":
+		return benchCheckerTS(fs, ts, *asJSON, *quiet, *corpus, *only, stdout, stderr)
+	case "c", "c++":
+		if bad := setFlags(fs, ts.names()...); len(bad) > 0 {
+			fmt.Fprintf(stderr, "hydra bench checker: %s: only with --lang typescript\n", strings.Join(bad, ", "))
+			return 2
+		}
+	default:
+		fmt.Fprintf(stderr, "hydra bench checker: --lang %q: want c or typescript\n", *langName)
 		return 2
 	}
 	if *slowest < 0 {
@@ -225,17 +240,26 @@ func benchCheckerMain(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
+	if err := printResult(stdout, res, *asJSON); err != nil {
+		return fail(err)
+	}
+	return 0
+}
+
+// printResult prints a benchmark's result as one JSON line (oneLine) or indented.
+func printResult(w io.Writer, res any, oneLine bool) error {
 	var out []byte
-	if *asJSON {
+	var err error
+	if oneLine {
 		out, err = json.Marshal(res)
 	} else {
 		out, err = json.MarshalIndent(res, "", "  ")
 	}
 	if err != nil {
-		return fail(err)
+		return err
 	}
-	fmt.Fprintf(stdout, "%s\n", out)
-	return 0
+	_, err = fmt.Fprintf(w, "%s\n", out)
+	return err
 }
 
 // pickPrograms takes n programs whose id contains only: as many C++ as C programs (C++ first

@@ -66,6 +66,11 @@
 ;; eglot 1.16+ (Emacs 30); declared so that binding it below is dynamic on eglot 1.9 too.
 (defvar eglot-confirm-server-edits)
 
+(defconst hydra-version "0.1.0"
+  "This package's release: the repository's file VERSION.
+Its Version: header says the same; `hydra--check-server-version'
+compares the server's version with it.")
+
 (defgroup hydra nil
   "Hydra LSP: generate C/C++ and TypeScript with a language model and a live compiler."
   :group 'tools
@@ -409,6 +414,51 @@ An error says what it printed otherwise."
       (if (and (eq rc 0) (string-match "\\`hydra \\([^ \n]+\\)" (buffer-string)))
           (match-string 1 (buffer-string))
         (error "Hydra: %s --version failed (%s): %s" bin rc (string-trim (buffer-string)))))))
+
+(defvar hydra--warned-versions nil
+  "The server versions `hydra--check-server-version' warned about (each once).")
+
+(defun hydra--own-version (version)
+  "Hydra's own version in serverInfo VERSION: its first word.
+The rest names the servers behind it (\"0.1.0 (with clangd 19.1.7)\")."
+  (car (split-string (or version "") " ")))
+
+(defun hydra--release (version)
+  "VERSION's release: the part before a \"+\" (\"0.1.0+e627e48\" gives \"0.1.0\").
+A server built from a commit that is not its release's tag says the commit
+after the \"+\" (semantic versioning's build metadata)."
+  (car (split-string (hydra--own-version version) "+")))
+
+(defun hydra--version-mismatch (server-version program)
+  "The warning for a server PROGRAM of SERVER-VERSION.
+nil when that is this package's release."
+  (unless (equal (hydra--release server-version) hydra-version)
+    (format (concat "this package (hydra.el) is version %s, but the server%s is %s: update "
+                    "the package or the server so that both are the same release (the server: "
+                    "M-x hydra-install-server with the release archive, or make build; the "
+                    "package: package-vc-upgrade or your package manager)")
+            hydra-version (if program (format " (%s)" program) "")
+            (if (member server-version '(nil "")) "unknown (no serverInfo.version)"
+              (hydra--own-version server-version)))))
+
+(defun hydra--check-server-version (server)
+  "Log SERVER's version, and warn once when it is not this package's release.
+On `eglot-connect-hook': the version is the initialize result's
+serverInfo.version, which eglot keeps; the log is *Messages*."
+  (when (cl-typep server 'hydra-eglot-server)
+    (let* ((info (and (fboundp 'eglot--server-info) (funcall 'eglot--server-info server)))
+           (version (plist-get info :version))
+           (process (ignore-errors (jsonrpc--process server)))
+           (program (car (and (processp process) (process-command process))))
+           (warning (hydra--version-mismatch version program)))
+      (message "Hydra: server %s %s%s, hydra.el %s" (or (plist-get info :name) "hydra")
+               (or version "of unknown version") (if program (format " (%s)" program) "")
+               hydra-version)
+      (when (and warning (not (member (hydra--own-version version) hydra--warned-versions)))
+        (push (hydra--own-version version) hydra--warned-versions)
+        (display-warning 'hydra warning :warning)))))
+
+(add-hook 'eglot-connect-hook #'hydra--check-server-version)
 
 ;;;###autoload
 (defun hydra-install-server (archive)

@@ -54,11 +54,16 @@ const must = [
   "extension/out/src/settings.js",
   "extension/node_modules/vscode-languageclient/package.json",
 ];
-const mustNot = [/^extension\/out\/test\//, /^extension\/src\//, /\.ts$/, /node_modules\/(typescript|eslint|@vscode\/vsce)\//];
+// No TypeScript sources: the extension's own (.ts) stay out; the bundled tsc's library
+// declarations (server/…/lib/lib.*.d.ts), which it reads at run time, are the one exception.
+const mustNot = [/^extension\/out\/test\//, /^extension\/src\//, /^(?!extension\/server\/third_party\/).*\.ts$/, /node_modules\/(typescript|eslint|@vscode\/vsce)\//];
 const problems = [];
-const server = ["extension/server/bin/hydra", "extension/server/bin/hydra-clang-shim"];
+// TypeScript's native compiler (the TypeScript checker and language server), with the library
+// declarations it reads and its Apache-2.0 licence.
+const ts = `extension/server/third_party/typescript/node_modules/@typescript/typescript-${/TargetPlatform="linux-arm64"/.test(manifest) ? "linux-arm64" : "linux-x64"}`;
+const server = ["extension/server/bin/hydra", "extension/server/bin/hydra-clang-shim", `${ts}/lib/tsc`];
 if (withServer) {
-  must.push(...server, "extension/server/lib/clang/19/include/stddef.h", "extension/server/INSTALL");
+  must.push(...server, "extension/server/lib/clang/19/include/stddef.h", "extension/server/INSTALL", `${ts}/lib/lib.d.ts`, `${ts}/LICENSE`);
   for (const b of server) if (names.includes(b) && (modes.get(b) & 0o111) !== 0o111) problems.push(`${b} is not executable (mode ${modes.get(b).toString(8)})`);
   if (!/TargetPlatform="linux-/.test(manifest)) problems.push("the manifest names no Linux TargetPlatform");
 } else {
@@ -70,4 +75,4 @@ if (problems.length > 0) {
   console.error(`${file}: ${problems.slice(0, 20).join("; ")}`);
   process.exit(1);
 }
-console.log(`ok - ${file}: ${names.length} files, manifest + out/src + vscode-languageclient${withServer ? " + server/ (executable hydra and shim, Clang's headers)" : ", no server/"}, no tests or sources`);
+console.log(`ok - ${file}: ${names.length} files, manifest + out/src + vscode-languageclient${withServer ? " + server/ (executable hydra, shim and tsc, Clang's headers, tsc's lib.d.ts and LICENSE)" : ", no server/"}, no tests or sources`);

@@ -19,7 +19,7 @@ import {
   SECTION,
   SERVER_ARGS,
 } from "./settings";
-import { fallbackMessage, noServerMessage, resolveServer, serverCandidates } from "./server";
+import { fallbackMessage, noServerMessage, resolveServer, serverCandidates, versionMismatch } from "./server";
 
 let client: LanguageClient | undefined;
 
@@ -80,6 +80,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   client.outputChannel.appendLine(`hydra ${found.chosen.version}: ${found.chosen.candidate.label}`);
   registerCommands(context);
   await client.start();
+  // The server's version as it says in its initialize result, against the extension's own: a
+  // server of another release may lack what this extension asks for (server.ts).
+  const extensionVersion = String(context.extension.packageJSON.version);
+  const serverVersion = client.initializeResult?.serverInfo?.version;
+  client.outputChannel.appendLine(`server version ${serverVersion ?? "unknown"}, extension version ${extensionVersion}`);
+  const mismatch = versionMismatch(extensionVersion, serverVersion, found.chosen.candidate.label);
+  if (mismatch) {
+    client.outputChannel.appendLine(mismatch);
+    void withSettingsButton(vscode.window.showWarningMessage(mismatch, "Open Settings"));
+  }
 }
 
 /** registerCommands registers the palette's commands and follows settings changes; without a

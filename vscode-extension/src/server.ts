@@ -92,13 +92,15 @@ export function probe(command: string, env: NodeJS.ProcessEnv, timeoutMs = 15000
   });
 }
 
-/** makeExecutable gives the bundled server and its checker their execute bits back when
- * unpacking the VSIX lost them (they are the extension's own files). */
+/** makeExecutable gives the bundled server, its checker and TypeScript's compiler their execute
+ * bits back when unpacking the VSIX lost them (they are the extension's own files). */
 function makeExecutable(candidate: ServerCandidate): void {
   if (candidate.kind !== "bundled") {
     return;
   }
-  for (const f of [candidate.command, path.join(path.dirname(candidate.command), "hydra-clang-shim")]) {
+  const bin = path.dirname(candidate.command);
+  const tsc = path.join(bin, "..", "third_party", "typescript", "node_modules", "@typescript", `typescript-linux-${process.arch === "arm64" ? "arm64" : "x64"}`, "lib", "tsc");
+  for (const f of [candidate.command, path.join(bin, "hydra-clang-shim"), tsc]) {
     try {
       const st = fs.statSync(f);
       if (st.isFile() && (st.mode & 0o111) === 0) {
@@ -142,4 +144,28 @@ export function fallbackMessage(r: ResolvedServer): string | undefined {
     return undefined;
   }
   return `Hydra: ${setting.candidate.label} does not work (${setting.reason}); using ${r.chosen.candidate.label} instead.`;
+}
+
+/** ownVersion is Hydra's own version in the initialize result's serverInfo.version: its first
+ * word; the rest names the servers behind it ("0.1.0+e627e48 (with clangd 19.1.7)"). */
+export function ownVersion(serverVersion: string | undefined): string {
+  return (serverVersion ?? "").trim().split(/\s+/)[0] ?? "";
+}
+
+/** release is a version's release: the part before a "+" ("0.1.0+e627e48" → "0.1.0"). A server
+ * built from a commit that is not its release's tag says the commit after the "+" (build
+ * metadata in semantic versioning; scripts/version.sh). */
+export function release(version: string | undefined): string {
+  return ownVersion(version).split("+")[0];
+}
+
+/** versionMismatch is the warning shown when the server's release (serverInfo.version) is not
+ * the extension's (package.json's version, the repository's file VERSION), naming both and what
+ * to do; undefined when they match. server names the server that runs. */
+export function versionMismatch(extensionVersion: string, serverVersion: string | undefined, server: string): string | undefined {
+  if (release(serverVersion) === extensionVersion) {
+    return undefined;
+  }
+  const theirs = ownVersion(serverVersion) || "of unknown version (no serverInfo.version)";
+  return `Hydra: the extension is version ${extensionVersion}, but the server (${server}) is ${theirs}: update the extension or the server so that both are the same release (install the platform VSIX, which carries its own server, or set hydra.path to a server of version ${extensionVersion}).`;
 }

@@ -5,12 +5,13 @@
 // message names each one tried and why.
 import "./setup";
 import { strict as assert } from "node:assert";
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { bundledServer, fallbackMessage, noServerMessage, resolveServer, serverCandidates } from "../src/server";
-import { hydraBin, Session } from "./harness";
+import { bundledServer, fallbackMessage, noServerMessage, resolveServer, serverCandidates, versionMismatch } from "../src/server";
+import { hydraBin, root, Session } from "./harness";
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const stub = require("vscode") as typeof import("./vscode-stub");
 
@@ -118,6 +119,45 @@ describe("the server the extension starts (real bin/hydra)", () => {
       const found = await resolveServer(serverCandidates(config(), bare), envWithPath(emptyDir));
       assert.equal(found.failed[0].candidate.command, bin);
       assert.match(found.failed[0].reason, want);
+    }
+  });
+});
+
+// The version check the extension makes once the server has started (extension.ts): the
+// server's serverInfo.version against package.json's version. bin/hydra (make build) is of the
+// extension's release; bin/hydra-other-version is the same source built with another version
+// (-X main.version=0.0.0-other: scripts/test-editors.sh and editors/testlib.sh build it).
+describe("the server's version against the extension's (real servers)", () => {
+  const extensionVersion = (JSON.parse(fs.readFileSync(path.join(root, "vscode-extension", "package.json"), "utf8")) as { version: string }).version;
+  after(() => {
+    delete stub.settings.hydra;
+  });
+
+  it("a server of the extension's release: no warning", async () => {
+    stub.settings.hydra = { path: hydraBin() };
+    const s = await Session.start(undefined, process.env);
+    try {
+      assert.match(s.serverInfo?.version ?? "", new RegExp(`^${extensionVersion.replace(/\./g, "\\.")}(\\+|\\s|$)`));
+      assert.equal(versionMismatch(extensionVersion, s.serverInfo?.version, s.command), undefined);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("a server of another release: a warning naming both versions and what to do", async () => {
+    const other = path.join(path.dirname(hydraBin()), "hydra-other-version");
+    if (!fs.existsSync(other)) {
+      // As editors/testlib.sh builds it (scripts/test-editors.sh does so before the editors run).
+      execFileSync("go", ["build", "-ldflags", "-X main.version=0.0.0-other", "-o", other, "./cmd/hydra"], { cwd: root, stdio: "inherit" });
+    }
+    stub.settings.hydra = { path: other };
+    const s = await Session.start(undefined, process.env);
+    try {
+      assert.equal(s.serverInfo?.version?.split(" ")[0], "0.0.0-other");
+      const warn = versionMismatch(extensionVersion, s.serverInfo?.version, s.command);
+      assert.ok(warn?.includes(`extension is version ${extensionVersion}`) && warn.includes("is 0.0.0-other:") && warn.includes("update the extension or the server"), warn);
+    } finally {
+      await s.stop();
     }
   });
 });

@@ -22,6 +22,8 @@
 #   tui-typescript: (editors/emacs/test/typescript.sh) a .ts file, checked by TypeScript's own
 #                compiler: a type error rooted on an earlier line is repaired, the edits stream
 #                in, one C-/ undoes the whole generation;
+#   version: version-test.el: the server's version in *Messages*; no warning with bin/hydra, one
+#           naming both versions with a server built with another release's version;
 #   clangd: clangd-test.el, the real clangd-19 behind `hydra lsp';
 #   install (only when named; Emacs 29+; HYDRA_TEST_ARCHIVE=make dist's archive): install-test.el,
 #   package-vc-install from a local clone, M-x hydra-install-server from the archive, a generation.
@@ -303,14 +305,31 @@ case_install() {
   editor_test_no_orphans "emacs install" || status=1
 }
 
+# version: version-test.el against bin/hydra (same release: no warning), then against a server
+# built with another version (-X main.version=…): one warning naming both.
+case_version() {
+  local other
+  echo "--- emacs: version (bin/hydra, then a server of another release)"
+  env HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" HYDRA_TEST_DIR="$WORKDIR" \
+    timeout 120 "$EMACS" --batch -l "$EDITORS_DIR/emacs/test/version-test.el" </dev/null 2>"$WORKDIR/emacs-version.log" || status=1
+  other="$(editor_test_other_version_server)" || { echo "not ok - emacs version: $other"; status=1; return; }
+  env HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" HYDRA_TEST_DIR="$WORKDIR" HYDRA_TEST_CMD="$other lsp" \
+    HYDRA_TEST_SERVER_VERSION="$("$other" --version | sed 's/^hydra //')" HYDRA_TEST_MISMATCH=1 \
+    timeout 120 "$EMACS" --batch -l "$EDITORS_DIR/emacs/test/version-test.el" </dev/null 2>>"$WORKDIR/emacs-version.log" || status=1
+  echo "  emacs messages:"
+  sed -e '/^$/d' -e '/^Loading /d' -e 's/^/    | /' "$WORKDIR/emacs-version.log" | tail -n 12
+  editor_test_no_orphans "emacs version" || status=1
+}
+
 # shellcheck source=typescript.sh
 source "$EDITORS_DIR/emacs/test/typescript.sh"
 
 cases=("$@")
-[ ${#cases[@]} -eq 0 ] && cases=(batch clangd tui-typing tui-typing-broken tui-follow tui-code-action tui-inline tui-inline-cancel tui-typescript)
+[ ${#cases[@]} -eq 0 ] && cases=(batch version clangd tui-typing tui-typing-broken tui-follow tui-code-action tui-inline tui-inline-cancel tui-typescript)
 for c in "${cases[@]}"; do
   case "$c" in
   batch) case_batch ;;
+  version) case_version ;;
   clangd) case_clangd ;;
   install) case_install ;;
   tui-typing) case_tui_typing ;;

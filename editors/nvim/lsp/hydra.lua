@@ -33,7 +33,8 @@ return {
   before_init = function(params, config)
     params.initializationOptions = { hydra = section(config) }
   end,
-  on_init = function(client)
+  on_init = function(client, result)
+    hydra.on_init(client, result)
     -- workspace/configuration is answered from client.settings.
     client.settings = vim.tbl_extend("force", client.settings or {}, { hydra = section(client.config or client) })
   end,

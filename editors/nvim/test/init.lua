@@ -135,8 +135,49 @@ local function lsp_file(settings)
   })
 end
 
+-- notified: what went through vim.notify (the version warning does), kept for the checks.
+local notified = {}
+local real_notify = vim.notify
+vim.notify = function(msg, level, opts)
+  table.insert(notified, { msg = msg, level = level })
+  return real_notify(msg, level, opts)
+end
+
+-- version_checks: the server's version reached the plugin (its log line names it) and the plugin
+-- warned once, naming both versions, exactly when the server's release is not the plugin's
+-- ($HYDRA_TEST_SERVER_VERSION: what the server's --version printed; $HYDRA_TEST_MISMATCH=1 when
+-- the test started a server built with another version).
+local function version_checks()
+  local v = require("hydra.version")
+  local server_version = env("HYDRA_TEST_SERVER_VERSION")
+  local mismatch = os.getenv("HYDRA_TEST_MISMATCH") == "1"
+  check(v.server ~= nil and v.own(v.server.version) == server_version, "the plugin knows the server's version from serverInfo ("
+    .. server_version .. ")", vim.inspect(v.server))
+  check(v.line():find(server_version, 1, true) ~= nil and v.line():find("plugin " .. v.version, 1, true) ~= nil,
+    ":HydraLog's first line names the server's version and the plugin's", v.line())
+  vim.wait(500, function()
+    return false
+  end, 50)
+  local warnings = {}
+  for _, n in ipairs(notified) do
+    if tostring(n.msg):find("update the plugin or the server", 1, true) then
+      table.insert(warnings, n)
+    end
+  end
+  if mismatch then
+    check(#warnings == 1, "a server of another release: the plugin warns once", vim.inspect(notified))
+    local w = warnings[1] or { msg = "" }
+    check(w.level == vim.log.levels.WARN and w.msg:find(v.version, 1, true) ~= nil and w.msg:find(server_version, 1, true) ~= nil,
+      "the warning names the plugin's version (" .. v.version .. ") and the server's (" .. server_version .. ")", vim.inspect(w))
+  else
+    check(#warnings == 0, "a server of the plugin's release: no version warning", vim.inspect(notified))
+  end
+end
+
 local function run()
   local case = env("HYDRA_TEST_CASE")
+  -- lazy installs its own server (from an archive of any version): its version is not bin/hydra's.
+  local check_version = case ~= "lazy"
   local settings = {
     modelUrl = env("HYDRA_MODEL_URL"),
     model = env("HYDRA_MODEL", "stand-in"),
@@ -173,6 +214,18 @@ local function run()
   end
   local caps = hydra.client(bufnr).server_capabilities
   check(caps.executeCommandProvider ~= nil, "the server advertises executeCommand")
+  if check_version then
+    version_checks()
+  end
+  if case == "version" then
+    -- A second buffer on the same server: still one warning.
+    vim.cmd("split " .. vim.fn.fnameescape(vim.fn.fnamemodify(file, ":h") .. "/count.cpp"))
+    vim.wait(5000, function()
+      return hydra.client(vim.api.nvim_get_current_buf()) ~= nil
+    end, 50)
+    version_checks()
+    return
+  end
   -- The cursor goes to the end of the file: generation continues the program from there.
   local last = vim.api.nvim_buf_line_count(bufnr)
   vim.api.nvim_win_set_cursor(0, { last, #vim.api.nvim_buf_get_lines(bufnr, last - 1, last, false)[1] })

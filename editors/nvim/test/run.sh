@@ -47,7 +47,7 @@ status=0
 run_case() {
   local case="$1" file="$2"
   echo "--- nvim: $case"
-  env HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" HYDRA_TEST_CASE="$case" \
+  env HYDRA_EDITOR_TEST_ID="$HYDRA_EDITOR_TEST_ID" HYDRA_TEST_CASE="$case" HYDRA_TEST_SERVER_VERSION="$HYDRA_TEST_SERVER_VERSION" \
     HYDRA_TEST_FILE="$WORKDIR/$file" HYDRA_TEST_EXPECTED="$HYDRA_TESTDATA/sum.expected.cpp" \
     timeout 180 "$NVIM" --headless --clean -u "$EDITORS_DIR/nvim/test/init.lua" </dev/null \
     2>"$WORKDIR/nvim-$case.log" || status=1
@@ -298,12 +298,22 @@ case_lazy() {
 # shellcheck source=typescript.sh
 source "$EDITORS_DIR/nvim/test/typescript.sh"
 
+# version: the plugin against a server built with another version (-X main.version=…): it warns
+# once, naming both (the other cases check that the matching bin/hydra gives no warning).
+case_version() {
+  local other
+  other="$(editor_test_other_version_server)" || { echo "not ok - version: $other"; status=1; return; }
+  HYDRA_TEST_CMD="$other lsp" HYDRA_TEST_SERVER_VERSION="$("$other" --version | sed 's/^hydra //')" \
+    HYDRA_TEST_MISMATCH=1 run_case version sum.cpp
+}
+
 cases=("$@")
-[ ${#cases[@]} -eq 0 ] && cases=(generate menu settings cancel lsp-file tui-natural tui-typing tui-clangd tui-ghost tui-ghost-cancel tui-typescript)
+[ ${#cases[@]} -eq 0 ] && cases=(generate menu settings cancel lsp-file version tui-natural tui-typing tui-clangd tui-ghost tui-ghost-cancel tui-typescript)
 for c in "${cases[@]}"; do
   case "$c" in
   generate | menu | settings | lsp-file) run_case "$c" sum.cpp ;;
   lazy) case_lazy ;;
+  version) case_version ;;
   cancel) run_case cancel slow.cpp ;;
   tui-natural) case_tui_natural ;;
   tui-typing) case_tui_typing ;;

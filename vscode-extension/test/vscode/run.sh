@@ -7,8 +7,8 @@
 # Screenshots of failed checks go to a temporary folder that is printed (and kept).
 #   vscode-extension/test/vscode/run.sh [FILE.vsix]
 #   HYDRA_TEST_FRAMES=DIR …   also records the first repair's frames (editors/docs/shots-to-svg.mjs)
-#   HYDRA_VSCODE_SERVER=bundled|wrong-path …   which server the extension must find (below; for
-#                             the platform VSIX of `make vsix`)
+#   HYDRA_VSCODE_SERVER=bundled|wrong-path|other-version …   which server the extension must find
+#                             (below; bundled and wrong-path for the platform VSIX of `make vsix`)
 # Exit status 0 when every check passed and no process outlived code-server.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -54,16 +54,22 @@ jq -n --arg d "$ws/proj" '[{directory: $d, file: "src/stats.cpp",
 # Which server the extension finds (HYDRA_VSCODE_SERVER): "setting" (default) sets hydra.path to
 # bin/hydra; "bundled" sets nothing and leaves hydra off PATH, so that a platform VSIX's own server
 # (make vsix) must run; "wrong-path" sets hydra.path to a path that does not exist, so the
-# extension must say so and fall back to the bundled server.
+# extension must say so and fall back to the bundled server; "other-version" sets hydra.path to a
+# server built with another release's version (bin/hydra-other-version), so the extension must
+# warn that the versions differ, naming both.
 server_mode="${HYDRA_VSCODE_SERVER:-setting}"
 case "$server_mode" in
 setting) path_setting="\"hydra.path\": \"$HYDRA_BIN\"" ;;
+other-version)
+  other="$(editor_test_other_version_server)" || { echo "vscode: $other" >&2; exit 2; }
+  path_setting="\"hydra.path\": \"$other\""
+  ;;
 bundled) path_setting="" ;;
 wrong-path) path_setting='"hydra.path": "/nonexistent/dir/hydra"' ;;
-*) echo "vscode: HYDRA_VSCODE_SERVER=$server_mode: want setting, bundled or wrong-path" >&2; exit 2 ;;
+*) echo "vscode: HYDRA_VSCODE_SERVER=$server_mode: want setting, bundled, wrong-path or other-version" >&2; exit 2 ;;
 esac
 cs_path="$PATH"
-if [ "$server_mode" != setting ]; then
+if [ "$server_mode" != setting ] && [ "$server_mode" != other-version ]; then
   cs_path="$(tr : '\n' <<<"$PATH" | while read -r d; do [ -x "$d/hydra" ] || printf '%s\n' "$d"; done | paste -sd:)"
   if env PATH="$cs_path" sh -c 'command -v hydra' >/dev/null; then
     echo "vscode: hydra is still on PATH ($cs_path)" >&2

@@ -306,6 +306,21 @@ try {
     const mark = process.env.HYDRA_VSCODE_MARK;
     assert(!line.includes(join(ws, "tools")), `started the workspace's own hydra.path: ${line}`);
     assert(mark && !existsSync(mark), `the workspace's hydra.path script was run (${mark})`);
+    // The server's version (serverInfo) is logged beside the extension's. bin/hydra and a
+    // platform VSIX's server are of the extension's release: no version warning. A server built
+    // with another version (other-version): one warning naming both.
+    const versions = await waitUntil("the server's version in the Hydra LSP output", () => /server version \S+.*, extension version \S+$/m.exec(hydraLog())?.[0] ?? "", 30000);
+    note(versions);
+    const mismatch = "update the extension or the server";
+    if (serverMode === "other-version") {
+      assert(versions.startsWith("server version 0.0.0-other"), `the output's version line: ${versions}`);
+      const toast = await waitUntil("the version warning", async () => (await toastTexts()).find((t) => t.includes(mismatch)) ?? "", 15000);
+      note(toast);
+      assert(/extension is version \S+, but the server .* is 0\.0\.0-other/.test(toast), `the warning names both versions: ${toast}`);
+      assert(hydraLog().split(mismatch).length === 2, `the output has the warning once:\n${hydraLog()}`);
+      return;
+    }
+    assert(!hydraLog().includes(mismatch), `a version warning with a server of the extension's release:\n${hydraLog()}`);
     if (serverMode === "setting") {
       assert(line.includes(`hydra.path ${process.env.HYDRA_BIN}`), `started ${line}, want hydra.path ${process.env.HYDRA_BIN}`);
       return;

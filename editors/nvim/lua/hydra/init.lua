@@ -14,6 +14,9 @@
 -- never asks for "Press ENTER" (and in require("hydra").status()).
 local M = {}
 
+--- version is the plugin's release (lua/hydra/version.lua, which checks the server's against it).
+M.version = require("hydra.version").version
+
 -- The LSP names the server and this plugin agree on.
 M.CODE_ACTION_KIND = "source.generate.hydra"
 M.CMD_GENERATE = "hydra.generate"
@@ -494,6 +497,12 @@ end
 --- the user's on_attach); lsp/hydra.lua gives it to vim.lsp.config.
 M.on_attach = on_attach
 
+--- on_init records the server's version and warns once when it is not the plugin's
+--- (lua/hydra/version.lua); lsp/hydra.lua gives it to vim.lsp.config.
+M.on_init = function(client, result)
+  require("hydra.version").on_init(client, result)
+end
+
 --- settings_section returns the "hydra" configuration section the server is sent (the settings
 --- option, and clientShowsSummary).
 M.settings_section = settings_section
@@ -508,6 +517,7 @@ local function client_config(bufnr)
     settings = settings,
     handlers = M.handlers,
     capabilities = vim.lsp.protocol.make_client_capabilities(),
+    on_init = M.on_init,
     on_attach = on_attach,
   }
 end
@@ -570,6 +580,7 @@ local function setup_lspconfig()
     init_options = settings,
     settings = settings,
     handlers = M.handlers,
+    on_init = M.on_init,
     on_attach = on_attach,
   })
   return true
@@ -826,11 +837,12 @@ function M.log(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
   local s = M.state[bufnr] or {}
   local lines = vim.deepcopy(s.progress_log or {})
+  table.insert(lines, 1, require("hydra.version").line())
   if s.server_message and not vim.tbl_contains(lines, s.server_message) then
     table.insert(lines, s.server_message)
   end
-  if #lines == 0 then
-    lines = { "no Hydra generation in this buffer yet" }
+  if #lines == 1 then
+    table.insert(lines, "no Hydra generation in this buffer yet")
   end
   vim.cmd("botright new")
   local b = vim.api.nvim_get_current_buf()
