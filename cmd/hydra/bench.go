@@ -44,7 +44,7 @@ func runBench(args []string) int {
 
 // benchFlags are `hydra bench`'s flags.
 type benchFlags struct {
-	tasks, only, source          string
+	tasks, only, source, lang    string
 	seed                         int64
 	policies                     string
 	asJSON, markdown, withRuns   bool
@@ -88,20 +88,21 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&f.fixProb, "fix-prob", -1, "simulated model: same as --sim fix=P")
 	fs.Float64Var(&f.newFault, "new-fault-rate", -1, "simulated model: same as --sim new-fault=R")
 	fs.StringVar(&f.only, "task", "", "run only these tasks (comma-separated ids, e.g. CPP/17); overrides --tasks and --source")
+	fs.StringVar(&f.lang, "lang", "c", "the tasks' language: c (C/C++: HumanEval-X and TheAlgorithms, the Clang checker) or typescript (HumanEval in TypeScript, the TypeScript checker; same as --source humaneval-ts)")
 	fs.StringVar(&f.source, "source", "", "only tasks of this source: humaneval-x, thealgorithms or humaneval-ts (with --tasks N: N of them)")
 	fs.IntVar(&f.concurrency, "concurrency", 8, "tasks run at once (each task's policies run one after the other)")
 	fs.IntVar(&f.maxAttempts, "max-attempts", engine.DefaultBudget().MaxAttempts, "attempts per search, the same for every policy; the default is the budget hydra generate and the language server use (a search ends without a compiling program only when its budget is spent: these attempts, or attempts × --max-tokens output tokens)")
 	fs.IntVar(&f.maxTokens, "max-tokens", 8192, "output tokens per completion request (the longest corpus program is about 8,000 tokens)")
 	fs.BoolVar(&f.runTests, "run-tests", false, "functional check: compile and run HumanEval-X's tests (TypeScript: tsc, then node) on the generated code, in the bubblewrap sandbox (default on with the simulated model, off with --model-url)")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: hydra bench [--tasks N|humaneval-x|thealgorithms|humaneval-ts|FILE.jsonl] [--seed S] [--policies a,b,...]
+		fmt.Fprint(stderr, `usage: hydra bench [--lang c|typescript] [--tasks N|humaneval-x|thealgorithms|humaneval-ts|FILE.jsonl] [--seed S] [--policies a,b,...]
                    [--sim k=v,...] [--sweep k=v1/v2,...] [--json|--markdown] [--model-url URL]
                    [--concurrency N] [--resume DIR] [--plot FILE.svg|png] [--time-scale X] [--run-tests] [flags]
        hydra bench checker [flags]   (the checker's own benchmark)
        hydra bench lsp-proxy [flags] (clangd directly vs behind hydra lsp)
 
 Runs repair policies side by side on the same tasks and seeds, with the real Clang checker
-(the TypeScript compiler's for --tasks humaneval-ts), against the SIMULATED model of sim (a
+(the TypeScript compiler's for --lang typescript: HumanEval in TypeScript), against the SIMULATED model of sim (a
 stand-in, not a real model; its parameters and assumptions are printed with the results) or a
 server (--model-url). Every result is checked again on its own: static correctness with clang
 (tsc --noEmit for TypeScript; parsing only), and functional correctness (HumanEval-X, HumanEval
@@ -153,9 +154,19 @@ func (w wrapUsage) Error() string        { return w.err.Error() }
 func (w wrapUsage) Is(target error) bool { return target == errUsage }
 func (w wrapUsage) Unwrap() error        { return w.err }
 
-// taskOptions reads --tasks, --source, --task and --seed.
+// taskOptions reads --tasks, --source, --task, --lang and --seed.
 func (f *benchFlags) taskOptions() (bench.TaskOptions, error) {
 	o := bench.TaskOptions{Seed: f.seed, Source: f.source}
+	switch f.lang {
+	case "c", "":
+	case "typescript":
+		if f.source != "" && f.source != sim.SourceHumanEvalTS {
+			return o, usagef("--lang typescript and --source %s name different sets", f.source)
+		}
+		o.Source = sim.SourceHumanEvalTS
+	default:
+		return o, usagef("--lang %q: want c or typescript", f.lang)
+	}
 	if f.only != "" {
 		o.IDs = strings.Split(f.only, ",")
 		return o, nil
@@ -163,8 +174,8 @@ func (f *benchFlags) taskOptions() (bench.TaskOptions, error) {
 	switch v := strings.TrimSpace(f.tasks); {
 	case v == "all":
 	case v == "humaneval-x" || v == "thealgorithms" || v == sim.SourceHumanEvalTS:
-		if f.source != "" && f.source != v {
-			return o, usagef("--tasks %s and --source %s name different sets", v, f.source)
+		if o.Source != "" && o.Source != v {
+			return o, usagef("--tasks %s and --source %s (or --lang typescript) name different sets", v, o.Source)
 		}
 		o.Source = v
 	default:
@@ -178,6 +189,9 @@ func (f *benchFlags) taskOptions() (bench.TaskOptions, error) {
 		}
 		if _, serr := os.Stat(v); serr != nil {
 			return o, usagef("--tasks %q is not a number, a set (humaneval-x, thealgorithms, humaneval-ts, all) or a file: %v", v, serr)
+		}
+		if o.Source == sim.SourceHumanEvalTS {
+			return o, usagef("--tasks %s: a task file names its tasks' language itself (lang), without --lang or --source", v)
 		}
 		o.File = v
 	}

@@ -71,3 +71,28 @@ func TestBenchTypeScriptTasks(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchLangFlag: --lang typescript takes the TypeScript tasks, as --tasks humaneval-ts and
+// --source humaneval-ts do, and refuses a C/C++ set or an unknown language.
+func TestBenchLangFlag(t *testing.T) {
+	for _, tc := range []struct {
+		lang, tasks, source, want string
+		bad                       bool
+	}{
+		{"typescript", "20", "", "humaneval-ts", false},
+		{"typescript", "humaneval-ts", "", "humaneval-ts", false},
+		{"c", "humaneval-ts", "", "humaneval-ts", false},
+		{"c", "5", "humaneval-ts", "humaneval-ts", false},
+		{"c", "20", "", "", false},
+		{"typescript", "humaneval-x", "", "", true},
+		{"typescript", "20", "thealgorithms", "", true},
+		{"rust", "20", "", "", true},
+	} {
+		f := benchFlags{lang: tc.lang, tasks: tc.tasks, source: tc.source}
+		o, err := f.taskOptions()
+		if (err != nil) != tc.bad || !tc.bad && o.Source != tc.want {
+			t.Errorf("--lang %s --tasks %s --source %q: source %q, error %v; want source %q, error %v",
+				tc.lang, tc.tasks, tc.source, o.Source, err, tc.want, tc.bad)
+		}
+	}
+}
