@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/hydra-lsp/hydra/checkers/lang"
@@ -28,7 +29,7 @@ type Verifier struct {
 	// Clang is the C compiler driver; Clang++ the C++ one. Defaults: clang-19 and clang++-19.
 	Clang, ClangXX string
 	// TSC is TypeScript's compiler (default: the pinned one, typescript.FindCompiler); Node
-	// runs its output (default /usr/bin/node, which the sandbox shows).
+	// runs its output (default: node on $PATH), and must live under /usr, which the sandbox shows.
 	TSC, Node string
 	// Execute allows the functional check, which runs generated code (`hydra bench --run-tests`).
 	// Off, RunTests runs nothing and fails.
@@ -175,8 +176,15 @@ func (v *Verifier) build(t Task) (build, error) {
 		}
 		node := v.Node
 		if node == "" {
-			node = "/usr/bin/node"
+			if node, err = exec.LookPath("node"); err != nil {
+				return build{}, fmt.Errorf("node, which runs the TypeScript tests (scripts/install-deps.sh installs Debian's): %w", err)
+			}
 		}
+		resolved, err := filepath.EvalSymlinks(node)
+		if err != nil || !strings.HasPrefix(resolved, "/usr/") {
+			return build{}, fmt.Errorf("node %s: the sandbox shows only /usr, so the tests need a node installed there (Debian's nodejs)", node)
+		}
+		node = resolved
 		return build{src: "prog.ts", readOnly: []string{filepath.Dir(tsc)},
 			compile: []string{tsc, "--pretty", "false", "--outDir", "/box/out", "/box/prog.ts"},
 			run:     []string{node, "/box/out/prog.js"}}, nil
