@@ -10,8 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hydra-lsp/hydra/checkers/lang"
 	"github.com/hydra-lsp/hydra/checkers/mutate"
-	"github.com/hydra-lsp/hydra/checkers/wholefile"
 	"github.com/hydra-lsp/hydra/internal/textops"
 )
 
@@ -71,13 +71,14 @@ const (
 )
 
 var (
-	didYouMean  = regexp.MustCompile(`'([A-Za-z_][A-Za-z0-9_]*)'.*; did you mean (?:'[^']*::)?'?([A-Za-z_][A-Za-z0-9_]*)'`)
-	typeWords   = regexp.MustCompile(`cannot initialize|cannot convert|no viable conversion|incompatible|invalid operands|assigning to '|no matching (?:function|constructor)`)
-	fixItPhrase = regexp.MustCompile(`expected '[^']+'|did you mean`)
+	// clang: "use of undeclared identifier 'a'; did you mean 'b'?"; tsc: "Cannot find name 'a'. Did you mean 'b'?".
+	didYouMean  = regexp.MustCompile(`'([A-Za-z_$][A-Za-z0-9_$]*)'.*(?:; did|\. Did) you mean (?:'[^']*::)?'?([A-Za-z_$][A-Za-z0-9_$]*)'`)
+	typeWords   = regexp.MustCompile(`cannot initialize|cannot convert|no viable conversion|incompatible|invalid operands|assigning to '|no matching (?:function|constructor)|is not assignable to`)
+	fixItPhrase = regexp.MustCompile(`expected '[^']+'|[Dd]id you mean|' expected\.`)
 )
 
-// DiagHint says what clang's diagnostic msg gives a local repair: HintSuggestion, HintType or
-// HintNone.
+// DiagHint says what clang's (or tsc's) diagnostic msg gives a local repair: HintSuggestion,
+// HintType or HintNone.
 func DiagHint(msg string) string {
 	switch {
 	case fixItPhrase.MatchString(msg):
@@ -158,7 +159,18 @@ func opsFor(class string, ops []mutate.Op, rng *rand.Rand) []mutate.Op {
 	return append(first, rest...)
 }
 
-// planner makes Plans with the real clang.
+// opsOf is the planner's operators that make sense in t's language (mutate.OpsFor).
+func (p *planner) opsOf(t Task) []mutate.Op {
+	var out []mutate.Op
+	for _, o := range p.ops {
+		if slices.Contains(mutate.OpsFor(t.Lang), o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// planner makes Plans with the real clang (for TypeScript tasks, the real tsc).
 type planner struct {
 	clang      string
 	ops        []mutate.Op
@@ -185,7 +197,7 @@ func (p *planner) plan(ctx context.Context, t Task, rng *rand.Rand, wantFault bo
 	g := len(t.Prompt)
 	seen := map[string]bool{src: true}
 	var found, match []*Fault
-	ops := opsFor(class, p.ops, rng)
+	ops := opsFor(class, p.opsOf(t), rng)
 	for i := 0; pl.ClangRuns < p.candidates && i < 6*len(ops); i++ {
 		op := ops[i%len(ops)]
 		m, err := mutate.Apply(src, t.Lang, op, rng)
@@ -284,13 +296,18 @@ type clangResult struct {
 	diag string
 }
 
-// runClang checks text as a whole file with `clang -fsyntax-only` and the task's flags; the
-// first error in the task's file (not in a header) is the one recorded.
+// runClang checks text as a whole file with its language's compiler (lang.Language.CheckFile):
+// `clang -fsyntax-only` and the task's flags, or for TypeScript `tsc --noEmit` (then clang is
+// not used); the first error in the task's file (not in a header) is the one recorded.
 func runClang(ctx context.Context, clang string, t Task, text string) (clangResult, error) {
-	v, err := wholefile.Check(ctx, text, wholefile.Options{Clang: clang, Name: t.Filename(),
-		Flags: append(slices.Clone(t.Flags()), "-ferror-limit=1")})
+	l := lang.ForFile(t.Filename())
+	o := lang.FileOptions{Name: t.Filename()}
+	if l.UsesFlags {
+		o.Compiler, o.Flags = clang, append(slices.Clone(t.Flags()), "-ferror-limit=1")
+	}
+	v, err := l.CheckFile(ctx, text, o)
 	if err != nil {
-		return clangResult{}, fmt.Errorf("clang check: %w", err)
+		return clangResult{}, fmt.Errorf("%s check: %w", l.Name, err)
 	}
 	if v.OK {
 		return clangResult{ok: true}, nil

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -14,15 +15,17 @@ import (
 	"strings"
 
 	"github.com/hydra-lsp/hydra/checkers/chunk"
+	"github.com/hydra-lsp/hydra/checkers/mutate"
 )
 
 // Task is one programming task the simulated model knows the answer to.
 type Task struct {
 	// ID is unique across the sources: "CPP/0" (HumanEval-X), "c/audio/alaw.c" (TheAlgorithms).
 	ID string `json:"id"`
-	// Source is "humaneval-x" or "thealgorithms".
+	// Source is "humaneval-x", "thealgorithms" or "humaneval-ts" (LoadTypeScriptTasks).
 	Source string `json:"source"`
-	// Lang is "c" or "c++"; Std the language standard ("gnu11", "c++17").
+	// Lang is "c", "c++" or "typescript" (LangTypeScript); Std the C/C++ language standard
+	// ("gnu11", "c++17").
 	Lang string `json:"lang"`
 	Std  string `json:"std"`
 	// Prompt is what a client sends; the simulated model continues it.
@@ -38,8 +41,14 @@ type Task struct {
 // Text is the whole correct program: Prompt + Solution.
 func (t Task) Text() string { return t.Prompt + t.Solution }
 
+// LangTypeScript is Task.Lang of a TypeScript task.
+const LangTypeScript = mutate.TypeScript
+
 // Filename is a file name with the task's language extension, for compilers.
 func (t Task) Filename() string {
+	if t.Lang == LangTypeScript {
+		return strings.NewReplacer("/", "_", " ", "_").Replace(t.ID) + ".ts"
+	}
 	base := filepath.Base(t.ID)
 	base = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(base, ".c"), ".cpp"), ".cc")
 	base = strings.Map(func(r rune) rune {
@@ -57,8 +66,12 @@ func (t Task) Filename() string {
 	return base + ".cpp"
 }
 
-// Flags are the clang flags that compile the task: -x LANG -std=STD.
+// Flags are the clang flags that compile the task: -x LANG -std=STD (none for TypeScript, whose
+// compiler takes the defaults Hydra applies without a tsconfig.json).
 func (t Task) Flags() []string {
+	if t.Lang == LangTypeScript {
+		return nil
+	}
 	if t.Lang == "c" {
 		return []string{"-x", "c", "-std=" + t.Std}
 	}
@@ -185,9 +198,15 @@ func readJSONL(path string, each func([]byte) error) error {
 		return fmt.Errorf("load tasks: %w", err)
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
+	return readJSONLFrom(f, path, each)
+}
+
+// readJSONLFrom reads gzipped JSON lines from r (named name in errors) and calls each on every
+// non-empty line.
+func readJSONLFrom(r io.Reader, name string, each func([]byte) error) error {
+	zr, err := gzip.NewReader(r)
 	if err != nil {
-		return fmt.Errorf("load tasks from %s: %w", path, err)
+		return fmt.Errorf("load tasks from %s: %w", name, err)
 	}
 	sc := bufio.NewScanner(zr)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
@@ -196,11 +215,11 @@ func readJSONL(path string, each func([]byte) error) error {
 			continue
 		}
 		if err := each(sc.Bytes()); err != nil {
-			return fmt.Errorf("load tasks from %s line %d: %w", path, n, err)
+			return fmt.Errorf("load tasks from %s line %d: %w", name, n, err)
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("load tasks from %s: %w", path, err)
+		return fmt.Errorf("load tasks from %s: %w", name, err)
 	}
 	return nil
 }

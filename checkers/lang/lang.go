@@ -10,6 +10,7 @@
 package lang
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/hydra-lsp/hydra/checkers"
 	"github.com/hydra-lsp/hydra/checkers/chunk"
+	"github.com/hydra-lsp/hydra/checkers/wholefile"
 )
 
 // Chunk is one piece of text ready to submit to a checker session (checkers/chunk's, the same
@@ -67,6 +69,16 @@ type CheckerOptions struct {
 	OnDroppedFlag func(flag, why string)
 }
 
+// FileOptions say how Language.CheckFile checks a program.
+type FileOptions struct {
+	// Name is the file's base name (its extension may pick the dialect).
+	Name string
+	// Compiler is the compiler to run; empty: the language's default (clang-19, the pinned tsc).
+	Compiler string
+	// Flags are compiler flags, for a language that takes them (UsesFlags).
+	Flags []string
+}
+
 // Language is one language Hydra serves.
 type Language struct {
 	// Name is what messages call it ("C/C++", "TypeScript").
@@ -91,6 +103,10 @@ type Language struct {
 	Syntax func(flags []string, filename string) Syntax
 	// NewChecker starts the language's checker.
 	NewChecker func(CheckerOptions) (checkers.Checker, error)
+	// CheckFile checks a whole program on its own, as the language's compiler does from the
+	// command line (clang -fsyntax-only, tsc --noEmit): the reference verdict of the simulated
+	// model's fault planner and of `hydra bench`'s static check, independent of the checker.
+	CheckFile func(ctx context.Context, text string, o FileOptions) (wholefile.Verdict, error)
 	// LanguageServer finds the language's own language server, which `hydra lsp` can run
 	// behind itself for clients that take one server per language (lsp/backend.go): its
 	// program and the arguments that make it speak LSP on stdio.

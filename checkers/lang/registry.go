@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"context"
 	"errors"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"github.com/hydra-lsp/hydra/checkers/chunk"
 	"github.com/hydra-lsp/hydra/checkers/clang"
 	"github.com/hydra-lsp/hydra/checkers/typescript"
+	"github.com/hydra-lsp/hydra/checkers/wholefile"
 )
 
 // languages are the languages Hydra serves, C/C++ (the default) first. Adding a language is one
@@ -31,6 +33,9 @@ var C = &Language{
 	},
 	NewChecker: func(o CheckerOptions) (checkers.Checker, error) {
 		return clang.New(clang.Options{Timeout: o.Timeout, Stderr: o.Stderr, OnDroppedFlag: o.OnDroppedFlag})
+	},
+	CheckFile: func(ctx context.Context, text string, o FileOptions) (wholefile.Verdict, error) {
+		return wholefile.Check(ctx, text, wholefile.Options{Clang: o.Compiler, Name: o.Name, Flags: o.Flags})
 	},
 	// clangd: Debian's clangd-19 (the Clang Hydra checks with), else any clangd.
 	LanguageServer: func() (string, []string, error) {
@@ -57,6 +62,9 @@ var TypeScript = &Language{
 	},
 	NewChecker: func(CheckerOptions) (checkers.Checker, error) {
 		return typescript.New(typescript.Options{})
+	},
+	CheckFile: func(ctx context.Context, text string, o FileOptions) (wholefile.Verdict, error) {
+		return typescript.CheckFile(ctx, o.Compiler, o.Name, text)
 	},
 	// TypeScript 7's own language server is the checker's compiler: `tsc --lsp --stdio`.
 	LanguageServer: func() (string, []string, error) {

@@ -33,6 +33,19 @@ const (
 // Ops lists every operator, in a fixed order.
 var Ops = []Op{RenameDecl, DeleteInclude, ChangeType, MoveDecl, DeleteSemi, NoMember, ArgCount}
 
+// TypeScript is the lang of Apply and OpsFor for TypeScript programs.
+const TypeScript = "typescript"
+
+// OpsFor lists the operators that make sense in lang, in Ops' order: all of them for C and C++;
+// for TypeScript all but DeleteInclude (it has no #include) and DeleteSemi (automatic semicolon
+// insertion makes a missing ';' rarely an error).
+func OpsFor(lang string) []Op {
+	if lang != TypeScript {
+		return append([]Op(nil), Ops...)
+	}
+	return []Op{RenameDecl, ChangeType, MoveDecl, NoMember, ArgCount}
+}
+
 // ErrNotApplicable is returned (wrapped) by Apply when the source has no site for the operator.
 var ErrNotApplicable = errors.New("operator not applicable")
 
@@ -58,7 +71,7 @@ type site struct {
 	desc     string
 }
 
-// Apply makes one mutant of src with op; lang is "c" or "c++" (also "cpp"). rng picks among the
+// Apply makes one mutant of src with op; lang is "c", "c++" (also "cpp") or TypeScript. rng picks among the
 // candidate sites. It returns an error wrapping ErrNotApplicable when op has no site in src.
 func Apply(src, lang string, op Op, rng *rand.Rand) (Mutant, error) {
 	sites, err := sitesFor(src, lang, op, tokenize(src))
@@ -79,6 +92,9 @@ func sitesFor(src, lang string, op Op, toks []token) ([]site, error) {
 	case DeleteInclude:
 		return includeSites(src, toks), nil
 	case ChangeType:
+		if lang == TypeScript {
+			return tsTypeSites(toks), nil
+		}
 		return typeSites(toks, cpp), nil
 	case MoveDecl:
 		return moveSites(src, toks), nil
@@ -315,6 +331,33 @@ func typeSites(toks []token, cpp bool) []site {
 		}
 		out = append(out, site{off: t.off, end: t.off + len(t.text), repl: repl, root: t.off,
 			desc: fmt.Sprintf("changed type of '%s' from '%s' to '%s' at line %d", name.text, t.text, repl, t.line)})
+	}
+	return out
+}
+
+// tsTypes maps a TypeScript primitive type to an incompatible one.
+var tsTypes = map[string]string{"number": "string", "string": "number", "boolean": "number"}
+
+// tsTypeSites finds TypeScript type annotations ": number", ": string", ": boolean" and changes
+// the type, and "let|const|var x = <number literal>" declarations, which get a ": string" type.
+func tsTypeSites(toks []token) []site {
+	var out []site
+	for i := 1; i+1 < len(toks); i++ {
+		t := toks[i]
+		if t.text == ":" && toks[i+1].kind == tkIdent && tsTypes[toks[i+1].text] != "" &&
+			(toks[i-1].kind == tkIdent || toks[i-1].text == ")") {
+			ty := toks[i+1]
+			repl := tsTypes[ty.text]
+			out = append(out, site{off: ty.off, end: ty.off + len(ty.text), repl: repl, root: ty.off,
+				desc: fmt.Sprintf("changed type '%s' to '%s' at line %d", ty.text, repl, ty.line)})
+			continue
+		}
+		if (t.text == "let" || t.text == "const" || t.text == "var") && i+3 < len(toks) && toks[i+1].kind == tkIdent &&
+			toks[i+2].text == "=" && toks[i+3].kind == tkNumber {
+			name := toks[i+1]
+			out = append(out, site{off: name.off + len(name.text), end: name.off + len(name.text), repl: ": string", root: name.off,
+				desc: fmt.Sprintf("declared '%s' a string at line %d", name.text, name.line)})
+		}
 	}
 	return out
 }

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/hydra-lsp/hydra/checkers/clang"
+	"github.com/hydra-lsp/hydra/checkers/lang"
 	"github.com/hydra-lsp/hydra/cmd/hydra/internal/bench"
 	"github.com/hydra-lsp/hydra/cmd/hydra/internal/sandbox"
 	"github.com/hydra-lsp/hydra/engine"
@@ -44,7 +44,7 @@ func runBench(args []string) int {
 
 // benchFlags are `hydra bench`'s flags.
 type benchFlags struct {
-	tasks, only, source          string
+	tasks, only, source, lang    string
 	seed                         int64
 	policies                     string
 	asJSON, markdown, withRuns   bool
@@ -69,7 +69,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f benchFlags
-	fs.StringVar(&f.tasks, "tasks", "20", "the tasks: a number drawn by --seed from both sources (0 or all: every task), a set by name (humaneval-x, thealgorithms), or a JSONL file of your own (one {id, lang, prompt, solution, test} per line)")
+	fs.StringVar(&f.tasks, "tasks", "20", "the tasks: a number drawn by --seed from both C/C++ sources (0 or all: every task), a set by name (humaneval-x, thealgorithms; humaneval-ts: HumanEval in TypeScript, checked with tsc), or a JSONL file of your own (one {id, lang, prompt, solution, test} per line)")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the task draw and of the simulated model")
 	fs.StringVar(&f.policies, "policies", strings.Join(benchOrder, ","), "comma-separated policies to compare: "+strings.Join(policy.Names(), ", "))
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object instead of the table")
@@ -88,23 +88,25 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&f.fixProb, "fix-prob", -1, "simulated model: same as --sim fix=P")
 	fs.Float64Var(&f.newFault, "new-fault-rate", -1, "simulated model: same as --sim new-fault=R")
 	fs.StringVar(&f.only, "task", "", "run only these tasks (comma-separated ids, e.g. CPP/17); overrides --tasks and --source")
-	fs.StringVar(&f.source, "source", "", "only tasks of this source: humaneval-x or thealgorithms")
+	fs.StringVar(&f.lang, "lang", "c", "the tasks' language: c (C/C++: HumanEval-X and TheAlgorithms, the Clang checker) or typescript (HumanEval in TypeScript, the TypeScript checker; same as --source humaneval-ts)")
+	fs.StringVar(&f.source, "source", "", "only tasks of this source: humaneval-x, thealgorithms or humaneval-ts (with --tasks N: N of them)")
 	fs.IntVar(&f.concurrency, "concurrency", 8, "tasks run at once (each task's policies run one after the other)")
 	fs.IntVar(&f.maxAttempts, "max-attempts", engine.DefaultBudget().MaxAttempts, "attempts per search, the same for every policy; the default is the budget hydra generate and the language server use (a search ends without a compiling program only when its budget is spent: these attempts, or attempts × --max-tokens output tokens)")
 	fs.IntVar(&f.maxTokens, "max-tokens", 8192, "output tokens per completion request (the longest corpus program is about 8,000 tokens)")
-	fs.BoolVar(&f.runTests, "run-tests", false, "functional check: compile and run HumanEval-X's tests on the generated code, in the bubblewrap sandbox (default on with the simulated model, off with --model-url)")
+	fs.BoolVar(&f.runTests, "run-tests", false, "functional check: compile and run HumanEval-X's tests (TypeScript: tsc, then node) on the generated code, in the bubblewrap sandbox (default on with the simulated model, off with --model-url)")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: hydra bench [--tasks N|humaneval-x|thealgorithms|FILE.jsonl] [--seed S] [--policies a,b,...]
+		fmt.Fprint(stderr, `usage: hydra bench [--lang c|typescript] [--tasks N|humaneval-x|thealgorithms|humaneval-ts|FILE.jsonl] [--seed S] [--policies a,b,...]
                    [--sim k=v,...] [--sweep k=v1/v2,...] [--json|--markdown] [--model-url URL]
                    [--concurrency N] [--resume DIR] [--plot FILE.svg|png] [--time-scale X] [--run-tests] [flags]
        hydra bench checker [flags]   (the checker's own benchmark)
        hydra bench lsp-proxy [flags] (clangd directly vs behind hydra lsp)
 
-Runs repair policies side by side on the same tasks and seeds, with the real Clang checker,
-against the SIMULATED model of sim (a stand-in, not a real model; its parameters and
-assumptions are printed with the results) or a server (--model-url). Every result is checked
-again on its own: static correctness with clang (parsing only), and functional correctness
-(HumanEval-X) by compiling and running the task's tests in a bubblewrap sandbox (no network, no
+Runs repair policies side by side on the same tasks and seeds, with the real Clang checker
+(the TypeScript compiler's for --lang typescript: HumanEval in TypeScript), against the SIMULATED model of sim (a
+stand-in, not a real model; its parameters and assumptions are printed with the results) or a
+server (--model-url). Every result is checked again on its own: static correctness with clang
+(tsc --noEmit for TypeScript; parsing only), and functional correctness (HumanEval-X, HumanEval
+in TypeScript) by compiling and running the task's tests in a bubblewrap sandbox (no network, no
 host files but /usr, its own PID namespace, CPU, memory, process and time limits). That runs
 generated code: with --model-url only when --run-tests is given. Reports latency, output tokens and repair overhead (tokens beyond
 the task's unconstrained run) for all tasks and for those that hit a static error, TokPol's
@@ -152,18 +154,28 @@ func (w wrapUsage) Error() string        { return w.err.Error() }
 func (w wrapUsage) Is(target error) bool { return target == errUsage }
 func (w wrapUsage) Unwrap() error        { return w.err }
 
-// taskOptions reads --tasks, --source, --task and --seed.
+// taskOptions reads --tasks, --source, --task, --lang and --seed.
 func (f *benchFlags) taskOptions() (bench.TaskOptions, error) {
 	o := bench.TaskOptions{Seed: f.seed, Source: f.source}
+	switch f.lang {
+	case "c", "":
+	case "typescript":
+		if f.source != "" && f.source != sim.SourceHumanEvalTS {
+			return o, usagef("--lang typescript and --source %s name different sets", f.source)
+		}
+		o.Source = sim.SourceHumanEvalTS
+	default:
+		return o, usagef("--lang %q: want c or typescript", f.lang)
+	}
 	if f.only != "" {
 		o.IDs = strings.Split(f.only, ",")
 		return o, nil
 	}
 	switch v := strings.TrimSpace(f.tasks); {
 	case v == "all":
-	case v == "humaneval-x" || v == "thealgorithms":
-		if f.source != "" && f.source != v {
-			return o, usagef("--tasks %s and --source %s name different sets", v, f.source)
+	case v == "humaneval-x" || v == "thealgorithms" || v == sim.SourceHumanEvalTS:
+		if o.Source != "" && o.Source != v {
+			return o, usagef("--tasks %s and --source %s (or --lang typescript) name different sets", v, o.Source)
 		}
 		o.Source = v
 	default:
@@ -176,7 +188,10 @@ func (f *benchFlags) taskOptions() (bench.TaskOptions, error) {
 			break
 		}
 		if _, serr := os.Stat(v); serr != nil {
-			return o, usagef("--tasks %q is not a number, a set (humaneval-x, thealgorithms, all) or a file: %v", v, serr)
+			return o, usagef("--tasks %q is not a number, a set (humaneval-x, thealgorithms, humaneval-ts, all) or a file: %v", v, serr)
+		}
+		if o.Source == sim.SourceHumanEvalTS {
+			return o, usagef("--tasks %s: a task file names its tasks' language itself (lang), without --lang or --source", v)
 		}
 		o.File = v
 	}
@@ -285,7 +300,14 @@ func (f *benchFlags) run(stdout, stderr io.Writer) error {
 	}
 	cfg := bench.Config{Tasks: len(simTasks), Seed: f.seed, Policies: names, ModelURL: f.modelURL, Model: f.modelName,
 		TimeScale: f.timeScale, Parallel: f.concurrency, MaxAttempts: f.maxAttempts, MaxTokens: f.maxTokens, KeepRuns: f.withRuns, TraceDir: f.traceDir}
-	ck, err := clang.New(clang.Options{})
+	// One checker for the run: the tasks' language's (the language seam, checkers/lang).
+	l := lang.ForFile(simTasks[0].Filename())
+	for _, t := range simTasks {
+		if lang.ForFile(t.Filename()) != l {
+			return usagef("the tasks mix languages (%s and %s): run each language on its own", l.Name, lang.ForFile(t.Filename()).Name)
+		}
+	}
+	ck, err := l.NewChecker(lang.CheckerOptions{})
 	if err != nil {
 		return err
 	}
@@ -322,7 +344,7 @@ func (f *benchFlags) run(stdout, stderr io.Writer) error {
 				"notes": []string{note}}
 		}
 	} else {
-		fmt.Fprintf(stderr, "hydra bench: simulated model (a stand-in, not a real model): planning faults for %d tasks with clang…\n", len(simTasks))
+		fmt.Fprintf(stderr, "hydra bench: simulated model (a stand-in, not a real model): planning faults for %d %s tasks with its compiler…\n", len(simTasks), l.Name)
 		sm, err := bench.NewSimModel(ctx, opts, simTasks, 2)
 		if err != nil {
 			return err

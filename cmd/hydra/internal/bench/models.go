@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -22,7 +23,8 @@ type TaskOptions struct {
 	// N tasks (0: all), drawn by Seed, alternating sources (sim.Select).
 	N    int
 	Seed int64
-	// Source keeps only "humaneval-x" or "thealgorithms" tasks; "" keeps both.
+	// Source keeps only "humaneval-x" or "thealgorithms" tasks; "" keeps both. "humaneval-ts"
+	// takes the TypeScript tasks instead (sim.LoadTypeScriptTasks), which no other choice draws.
 	Source string
 	// IDs, when set, are the tasks to run (N and Source are then ignored).
 	IDs []string
@@ -51,8 +53,8 @@ func readTaskFile(path string) ([]sim.Task, error) {
 		switch {
 		case t.ID == "" || t.Prompt == "":
 			return nil, fmt.Errorf("task file %s:%d: a task needs an id and a prompt", path, i+1)
-		case t.Lang != "c" && t.Lang != "c++":
-			return nil, fmt.Errorf("task file %s:%d: task %s: lang %q is not c or c++", path, i+1, t.ID, t.Lang)
+		case t.Lang != "c" && t.Lang != "c++" && t.Lang != sim.LangTypeScript:
+			return nil, fmt.Errorf("task file %s:%d: task %s: lang %q is not c, c++ or %s", path, i+1, t.ID, t.Lang, sim.LangTypeScript)
 		case seen[t.ID]:
 			return nil, fmt.Errorf("task file %s:%d: task %s appears twice", path, i+1, t.ID)
 		}
@@ -76,6 +78,11 @@ func LoadTasks(o TaskOptions) ([]sim.Task, error) {
 		if all, err = readTaskFile(o.File); err != nil {
 			return nil, fmt.Errorf("bench tasks: %w", err)
 		}
+	} else if o.Source == sim.SourceHumanEvalTS && len(o.IDs) == 0 {
+		var err error
+		if all, err = sim.LoadTypeScriptTasks(); err != nil {
+			return nil, fmt.Errorf("bench tasks: %w", err)
+		}
 	} else {
 		dir, err := sim.DataDir()
 		if err != nil {
@@ -83,6 +90,13 @@ func LoadTasks(o TaskOptions) ([]sim.Task, error) {
 		}
 		if all, err = sim.LoadTasks(dir); err != nil {
 			return nil, fmt.Errorf("bench tasks: %w", err)
+		}
+		if len(o.IDs) > 0 { // an id may name a TypeScript task
+			ts, err := sim.LoadTypeScriptTasks()
+			if err != nil {
+				return nil, fmt.Errorf("bench tasks: %w", err)
+			}
+			all = append(all, ts...)
 		}
 	}
 	if len(o.IDs) > 0 {
@@ -108,18 +122,31 @@ func LoadTasks(o TaskOptions) ([]sim.Task, error) {
 			}
 		}
 		if len(keep) == 0 {
-			return nil, fmt.Errorf("bench tasks: no task from source %q (known: humaneval-x, thealgorithms)", o.Source)
+			return nil, fmt.Errorf("bench tasks: no task from source %q (known: humaneval-x, thealgorithms, %s)", o.Source, sim.SourceHumanEvalTS)
 		}
 		all = keep
 	}
 	return sim.Select(all, o.N, o.Seed), nil
 }
 
+// TypeScriptDir is the directory under which benchmark TypeScript tasks are checked
+// (Task.Filename is TypeScriptDir/TASK/TASK.ts): a directory that does not exist, so that the
+// checker finds no tsconfig.json above a task and applies Hydra's defaults, as the static check's
+// tsc does. Each task has a directory of its own because the checker's default tsconfig.json of
+// a directory names every file being checked there as a root (checkers/typescript, configFor),
+// and the tasks are scripts: two tasks checked at once in one directory would share a global
+// scope (HumanEval 53 and 85 both declare a function add).
+const TypeScriptDir = "/hydra-bench-typescript"
+
 // FromSim converts the simulator's tasks to benchmark tasks.
 func FromSim(ts []sim.Task) []Task {
 	out := make([]Task, len(ts))
 	for i, t := range ts {
-		out[i] = Task{ID: t.ID, Lang: t.Lang, Prompt: t.Prompt, Filename: t.Filename(), Flags: t.Flags(), Test: t.Test}
+		name := t.Filename()
+		if t.Lang == sim.LangTypeScript {
+			name = filepath.Join(TypeScriptDir, strings.TrimSuffix(name, ".ts"), name)
+		}
+		out[i] = Task{ID: t.ID, Lang: t.Lang, Prompt: t.Prompt, Filename: name, Flags: t.Flags(), Test: t.Test}
 	}
 	return out
 }

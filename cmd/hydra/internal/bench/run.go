@@ -58,12 +58,12 @@ func (c Config) Budget() engine.Budget {
 // when it has tests, the code that runs them.
 type Task struct {
 	ID       string
-	Lang     string // "c" or "c++"
+	Lang     string // "c", "c++" or "typescript"
 	Prompt   string
 	Filename string
 	Flags    []string
-	// Test is the test code (HumanEval-X); when the generated text has no main of its own it is
-	// appended before compiling. Empty: no functional check.
+	// Test is the test code (HumanEval-X, HumanEval in TypeScript); when the generated text has
+	// no main of its own it is appended before compiling. Empty: no functional check.
 	Test string
 }
 

@@ -235,7 +235,7 @@ func TestTaskFileOfTheUsersOwn(t *testing.T) {
 	}
 	for _, bad := range []struct{ text, want string }{
 		{`{"id": "x", "lang": "c++"}`, "needs an id and a prompt"},
-		{`{"id": "x", "lang": "rust", "prompt": "fn"}`, `lang "rust" is not c or c++`},
+		{`{"id": "x", "lang": "rust", "prompt": "fn"}`, `lang "rust" is not c, c++ or typescript`},
 		{`{"id": "x", "lang": "c", "prompt": "a"}` + "\n" + `{"id": "x", "lang": "c", "prompt": "b"}`, "appears twice"},
 		{`not json`, "tasks.jsonl:1"},
 		{``, "no tasks"},

@@ -64,6 +64,9 @@ type Spec struct {
 	// Dir's parents must let nobody through (os.MkdirTemp("", …) makes such a directory).
 	Dir      string
 	Writable bool
+	// ReadOnly are further host paths (absolute) shown read-only at the same place inside: a
+	// compiler that lives outside /usr (TypeScript's tsc, with its lib directory).
+	ReadOnly []string
 	// Argv is the command line; Argv[0] is a path inside the sandbox (/box/prog, /usr/bin/…).
 	Argv   []string
 	Limits Limits
@@ -202,7 +205,14 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 	args = append(args,
 		"--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
 		"--dev", "/dev", "--proc", "/proc",
-		"--size", strconv.Itoa(l.FileMB<<20), "--tmpfs", "/tmp",
+		"--size", strconv.Itoa(l.FileMB<<20), "--tmpfs", "/tmp")
+	for _, p := range spec.ReadOnly {
+		if !filepath.IsAbs(p) {
+			return Result{}, fmt.Errorf("sandbox: read-only path %q is not absolute", p)
+		}
+		args = append(args, "--ro-bind", p, p)
+	}
+	args = append(args,
 		box, dir, "/box",
 		"--remount-ro", "/",
 		"--chdir", "/tmp",
