@@ -54,15 +54,25 @@ func (s *server) use(file string) func() {
 			return
 		}
 		delete(s.users, file)
-		// The directory's default tsconfig.json (configFor) no longer names the file: a file
-		// that exists only here would be missing from every later check in its directory
-		// (TS6053) once it is gone.
+		// The directory's default tsconfig.json (configFor: Hydra's defaults, or those for
+		// files their project leaves out) no longer names the file: a file that exists only
+		// here would be missing from every later check in its directory (TS6053) once it is
+		// gone.
 		dir, base := filepath.Dir(file), filepath.Base(file)
-		if names := slices.DeleteFunc(s.defaults[dir], func(n string) bool { return n == base }); len(names) > 0 {
-			s.defaults[dir] = names
-		} else {
-			delete(s.defaults, dir)
+		for _, cfg := range []string{filepath.Join(dir, "tsconfig.json"), filepath.Join(dir, outsideConfig)} {
+			names, ok := s.defaults[cfg]
+			if !ok {
+				continue
+			}
+			names = slices.DeleteFunc(names, func(n string) bool { return n == base })
+			if len(names) == 0 {
+				delete(s.defaults, cfg)
+				continue
+			}
+			s.defaults[cfg] = names
+			s.files[cfg] = DefaultConfig(names...)
 		}
+		delete(s.outside, file)
 		if _, ok := s.files[file]; ok {
 			delete(s.files, file)
 			if _, seen := s.served[file]; seen {
