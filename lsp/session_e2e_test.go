@@ -121,10 +121,26 @@ func TestUserEditDuringGeneration(t *testing.T) {
 			name += " (Neovim 0.7 client)"
 		}
 		t.Run(name, func(t *testing.T) {
-			model := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{
-				{PromptSuffix: "// An accumulator.\n", Text: accGood, Chunk: 4, DelayMS: 30}}})
-			c := startServer(t, clientOptions{initOptions: map[string]any{"modelUrl": model.URL}, neovim: neovim})
+			// The stand-in's last piece waits until the client's document shows the first
+			// line: the generation then reaches the client in at least two edits, and the user
+			// types before the second, whatever the machine's load (not left to the clock).
+			var c *client
 			uri := "file://" + filepath.Join(t.TempDir(), "acc.cpp")
+			first := strings.SplitAfter(accGood, "\n")[0]
+			rule := modeltest.Rule{PromptSuffix: "// An accumulator.\n", Text: accGood, Chunk: 4, DelayMS: 30}
+			rule.Hold = func(ctx context.Context, _ int, sent, piece string) {
+				if len(sent)+len(piece) != len(accGood) {
+					return // not the last piece
+				}
+				for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && ctx.Err() == nil; {
+					if strings.Contains(c.text(uri), first) {
+						return
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+			model := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{rule}})
+			c = startServer(t, clientOptions{initOptions: map[string]any{"modelUrl": model.URL}, neovim: neovim})
 			c.open(uri, "cpp", accPrefix+accSuffix)
 			var once sync.Once
 			c.beforeApply = func(n int) {
