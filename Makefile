@@ -51,8 +51,10 @@ vsix:
 run: deps build
 	@./scripts/demo.sh
 
-# test: the whole test suite (what .ci/run calls).
-test: test-deps build lint test-go test-fuzz test-editors
+# test: the whole test suite (what .ci/run calls): after lint, the Go tests and the editor tests
+# run side by side, then the release archive's test (scripts/test-suite.sh says why).
+test: test-deps build lint
+	@./scripts/test-suite.sh
 
 test-deps:
 	@./scripts/install-deps.sh test
@@ -67,7 +69,7 @@ lint:
 
 test-go:
 	@echo "== go test"
-	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -timeout 20m $(GO_TEST_FLAGS) ./...
 	@echo "== go test -race -short ./engine/... (cgo for the race detector: clang-19 unless CC is set)"
 	CC=$${CC:-clang-19} $(GO) test -count=1 -race -short -timeout 15m ./engine/...
 
