@@ -427,7 +427,7 @@ try {
     // viable: no known conversion from 'const char[2]' to 'double'") gets the right call.
     await open("shapes.cpp");
     await goto(5, 1);
-    const r = await generateAndWait(() => palette("Hydra: Generate with Repair"), /accepted|no accepted program/);
+    const r = await generateAndWait(() => palette("Hydra: Generate with Repair"), /accepted \d+ lines|no accepted program/);
     note(`notifications: ${JSON.stringify(r.seen)}`);
     assert(/accepted .*2 attempts/.test(r.end) && !/no accepted/.test(r.end), `the summary ${JSON.stringify(r.end)}: the repair prompted with the notes should be accepted on the second attempt`);
     const fixed = await save("proj/src/shapes.cpp");
@@ -435,7 +435,7 @@ try {
     // best_or_zero: every answer passes a string to pick, so no attempt compiles; the error's
     // notes go with its diagnostic, which VS Code's Problems view shows beneath it.
     await goto(fixed.split("\n").indexOf("int best_or_zero(int a, int b) {") + 2, 1);
-    const r2 = await generateAndWait(() => palette("Hydra: Generate with Repair"), /accepted|no accepted program/);
+    const r2 = await generateAndWait(() => palette("Hydra: Generate with Repair"), /accepted \d+ lines|no accepted program/);
     assert(/no accepted program/.test(r2.end), `the summary ${JSON.stringify(r2.end)}: no attempt should compile`);
     await palette("Focus on Problems View");
     const panel = page.locator(".markers-panel");
