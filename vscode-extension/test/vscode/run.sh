@@ -48,10 +48,12 @@ printf '#pragma once\n#include <vector>\n\n// Returns the sum of v.\nint sum(con
   >"$ws/proj/include/sumlib.h"
 printf '#include "sumlib.h"\n\nint sum(const std::vector<int>& v) {\n\nint twice(int x) { return 2 * x; }\n' \
   >"$ws/proj/src/stats.cpp"
-# Overloads in a project header, for Clang's notes ("candidate function not viable: …").
+# Overloads in a project header, for Clang's notes ("candidate function not viable: …"); the
+# header is geom.h, which Quick Open's query "shapes.cpp" does not also match (with shapes.h, Enter
+# could open the header: its row came first while the query was being typed).
 printf '#pragma once\n// The area of a circle of radius r, or of a w-by-h rectangle.\ndouble area(double r);\ndouble area(double w, double h);\n// The larger of a and b, or the largest of a, b and c.\nint pick(int a, int b);\nint pick(int a, int b, int c);\n' \
-  >"$ws/proj/include/shapes.h"
-printf '#include "shapes.h"\n\n// The area of the unit square.\ndouble unit_square(void) {\n\n}\n\n// The largest of a, b and 0.\nint best_or_zero(int a, int b) {\n\n}\n' \
+  >"$ws/proj/include/geom.h"
+printf '#include "geom.h"\n\n// The area of the unit square.\ndouble unit_square(void) {\n\n}\n\n// The largest of a, b and 0.\nint best_or_zero(int a, int b) {\n\n}\n' \
   >"$ws/proj/src/shapes.cpp"
 jq -n --arg d "$ws/proj" '[{directory: $d, file: "src/stats.cpp",
   arguments: ["/usr/bin/g++", "-std=gnu++17", "-Iinclude", "-Wall", "-o", "stats.o", "-c", "src/stats.cpp"]},

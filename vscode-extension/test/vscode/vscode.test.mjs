@@ -444,7 +444,7 @@ try {
       return /no matching function for call to 'pick'/.test(t) && /candidate function not viable/.test(t) && t;
     }, 30000);
     note(`Problems: ${text.slice(0, 400)}`);
-    assert(/shapes\.h/.test(text), `the note does not name the header where the candidate is: ${text.slice(0, 400)}`);
+    assert(/geom\.h/.test(text), `the note does not name the header where the candidate is: ${text.slice(0, 400)}`);
     await palette("Toggle Panel Visibility");
     await waitUntil("the panel to close", async () => !(await panel.isVisible().catch(() => false)), 15000);
   });
