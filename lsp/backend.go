@@ -11,12 +11,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/hydra-lsp/hydra/checkers/lang"
+	"github.com/hydra-lsp/hydra/internal/childproc"
 )
 
 // Language servers behind Hydra. Editors that run one server per language (eglot) get Hydra or
@@ -107,19 +107,10 @@ type backend struct {
 func (px *backend) launch(ctx context.Context) (*backendProc, json.RawMessage, error) {
 	cmd := exec.Command(px.path, px.args...)
 	cmd.Stderr = &lineWriter{logf: func(line string) { px.s.logf("%s: %s", px.name, line) }}
-	// Its own process group (a terminal's ^C goes to Hydra, which ends it) and killed with
-	// Hydra, as the checker's processes are.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	stdin, err := cmd.StdinPipe()
+	// Killed with Hydra, as the checker's processes are.
+	stdin, stdout, err := childproc.StartPiped(cmd)
 	if err != nil {
-		return nil, nil, fmt.Errorf("start %s: %w", px.path, err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, nil, fmt.Errorf("start %s: %w", px.path, err)
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, nil, fmt.Errorf("start %s: %w", px.path, err)
+		return nil, nil, err
 	}
 	proc := &backendProc{cmd: cmd, stdin: newQueueWriter(stdin), exited: make(chan struct{}), started: time.Now()}
 	go func() {

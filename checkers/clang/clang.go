@@ -28,10 +28,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/hydra-lsp/hydra/checkers"
+	"github.com/hydra-lsp/hydra/internal/childproc"
 )
 
 // DefaultTimeout is how long a session may stay silent while the driver waits for an answer
@@ -304,7 +304,7 @@ func (c *Checker) StartSession(ctx context.Context, opts checkers.SessionOptions
 	if c.stderr != nil {
 		cmd.Stderr = c.stderr
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	childproc.Bind(cmd)
 	if err := cmd.Start(); err != nil {
 		mine.Close()
 		return nil, fmt.Errorf("start clang session: %w", err)

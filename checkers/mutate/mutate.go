@@ -119,28 +119,29 @@ func build(src string, op Op, s site) Mutant {
 	}
 }
 
-// All makes up to n distinct mutants of src: it takes the operators in turn (from a random
+// All makes up to n distinct mutants of src: it takes lang's operators (OpsFor) in turn (from a random
 // start) and, for each, a site not used yet (in an order shuffled by rng). It returns fewer
 // when src has fewer sites. The result depends only on src, lang, n and rng's state.
 func All(src, lang string, rng *rand.Rand, n int) []Mutant {
 	toks := tokenize(src)
-	perOp := make([][]site, len(Ops))
-	for i, op := range Ops {
+	ops := OpsFor(lang)
+	perOp := make([][]site, len(ops))
+	for i, op := range ops {
 		sites, _ := sitesFor(src, lang, op, toks)
 		rng.Shuffle(len(sites), func(a, b int) { sites[a], sites[b] = sites[b], sites[a] })
 		perOp[i] = sites
 	}
 	var out []Mutant
 	seen := map[string]bool{src: true}
-	start := rng.IntN(len(Ops))
+	start := rng.IntN(len(ops))
 	for len(out) < n {
 		progress := false
-		for k := range Ops {
-			i := (start + k) % len(Ops)
+		for k := range ops {
+			i := (start + k) % len(ops)
 			for len(perOp[i]) > 0 && len(out) < n {
 				s := perOp[i][0]
 				perOp[i] = perOp[i][1:]
-				m := build(src, Ops[i], s)
+				m := build(src, ops[i], s)
 				if seen[m.Text] {
 					continue
 				}

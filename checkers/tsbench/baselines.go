@@ -20,6 +20,7 @@ import (
 
 	"github.com/hydra-lsp/hydra/checkers/chunk"
 	"github.com/hydra-lsp/hydra/checkers/lang"
+	"github.com/hydra-lsp/hydra/internal/childproc"
 )
 
 // This file holds the three baselines. Each checks the prefixes of a file that end at the units
@@ -101,17 +102,9 @@ func (c childIO) Close() error                { return c.stdin.Close() }
 func startProc(exe string, args []string, dir string, handler jsonrpc2.Handler) (*proc, error) {
 	cmd := exec.Command(exe, args...)
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	stdin, err := cmd.StdinPipe()
+	stdin, stdout, err := childproc.StartPiped(cmd)
 	if err != nil {
 		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", exe, err)
 	}
 	p := &proc{cmd: cmd, conn: jsonrpc2.NewConn(jsonrpc2.NewStream(childIO{stdout, stdin}))}
 	p.conn.Go(context.Background(), handler)

@@ -107,7 +107,7 @@ func TestAgreementWithTsc(t *testing.T) {
 		path := filepath.Join(dir, rel)
 		orig, _ := os.ReadFile(path)
 		texts := []string{string(orig)}
-		for _, m := range mutate.All(string(orig), "c++", rng, 3) {
+		for _, m := range mutate.All(string(orig), mutate.TypeScript, rng, 3) {
 			texts = append(texts, m.Text)
 		}
 		for k, text := range texts {

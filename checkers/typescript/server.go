@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/hydra-lsp/hydra/internal/childproc"
 )
 
 // server is one `tsc --api --async` process (TypeScript 7's native compiler serving its API on
@@ -40,6 +42,8 @@ type server struct {
 	// the file from disk again (stale marks it for the next snapshot's changed files).
 	users map[string]int
 	stale map[string]bool
+	// gone marks the files that existed only here and ended (deleted in the next snapshot).
+	gone map[string]bool
 }
 
 // use registers a session on file; the returned function ends it.
@@ -77,7 +81,12 @@ func (s *server) use(file string) func() {
 			delete(s.files, file)
 			if _, seen := s.served[file]; seen {
 				delete(s.served, file)
-				s.stale[file] = true
+				if onDisk(file) {
+					s.stale[file] = true
+				} else {
+					// It existed only here: its project's next file list leaves it out.
+					s.gone[file] = true
+				}
 			}
 		}
 	}
@@ -87,22 +96,14 @@ func (s *server) use(file string) func() {
 // exits when stdin closes (the owner's Close, or the death of the Go process), and
 // Pdeathsig kills it if the thread that started it dies first.
 func startServer(exe, cwd string) (*server, error) {
-	cmd := exec.Command(exe, "--api", "--async", "--cwd", cwd, "--callbacks=readFile,fileExists")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd := exec.Command(exe, "--api", "--async", "--cwd", cwd, "--callbacks=readFile,fileExists,getAccessibleEntries")
 	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
+	stdin, stdout, err := childproc.StartPiped(cmd)
 	if err != nil {
 		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", exe, err)
 	}
 	s := &server{cmd: cmd, stdin: stdin, files: map[string]string{}, served: map[string]string{},
-		opened: map[string]bool{}, defaults: map[string][]string{}, outside: map[string]bool{}, users: map[string]int{}, stale: map[string]bool{}}
+		opened: map[string]bool{}, defaults: map[string][]string{}, outside: map[string]bool{}, users: map[string]int{}, stale: map[string]bool{}, gone: map[string]bool{}}
 	s.rpc = &rpc{w: stdin, r: bufio.NewReaderSize(stdout, 1<<16), serve: s.serve}
 	if err := s.rpc.call("initialize", nil, nil); err != nil {
 		s.close()
@@ -131,8 +132,53 @@ func (s *server) serve(method string, params json.RawMessage) any {
 		if _, ok := s.files[name]; ok {
 			return true
 		}
+	case "getAccessibleEntries":
+		return s.entries(name)
 	}
 	return nil
+}
+
+// entries answers getAccessibleEntries, the compiler's directory listing (what a project's
+// include and exclude patterns are matched against): the disk's entries of dir with the
+// virtual files in it (or in a directory below it that the disk does not have), so that a file
+// that exists only here is in its project exactly as it would be on disk, as for `tsc -p`.
+// Nil, when dir holds no virtual file, lets the compiler list the disk itself.
+func (s *server) entries(dir string) any {
+	var files, dirs []string
+	for f := range s.files {
+		rel, err := filepath.Rel(dir, f)
+		if _, config := s.defaults[f]; config || err != nil || rel == "." || strings.HasPrefix(rel, "..") || onDisk(f) {
+			continue // Hydra's own tsconfig.json files are read by name, never listed
+		}
+		if first, _, below := strings.Cut(rel, string(filepath.Separator)); below {
+			dirs = append(dirs, first)
+		} else {
+			files = append(files, rel)
+		}
+	}
+	if files == nil && dirs == nil {
+		return nil
+	}
+	des, _ := os.ReadDir(dir)
+	for _, de := range des {
+		st, err := os.Stat(filepath.Join(dir, de.Name())) // follows symbolic links, as the compiler does
+		switch {
+		case err != nil:
+		case st.IsDir():
+			dirs = append(dirs, de.Name())
+		case st.Mode().IsRegular():
+			files = append(files, de.Name())
+		}
+	}
+	slices.Sort(files)
+	slices.Sort(dirs)
+	return map[string][]string{"files": slices.Compact(files), "directories": slices.Compact(dirs)}
+}
+
+// onDisk reports whether path is a file on disk.
+func onDisk(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
 }
 
 // fromDisk stands in served for a file the server read from disk: no virtual text equals it.
@@ -191,13 +237,36 @@ func (s *server) checkLocked(file, text string) (result, error) {
 		}
 	}
 	clear(s.stale)
+	var created, deleted []string
+	if _, ok := s.files[file]; !ok && !onDisk(file) {
+		if s.gone[file] {
+			// It ended and comes back before the compiler heard it was deleted: the compiler
+			// still has its old text, so it is a change.
+			delete(s.gone, file)
+			changed = append(changed, file)
+		} else {
+			// New here and not on disk: its directory's listing changes (entries), and with
+			// it the file list of a project whose include matches it.
+			created = append(created, file)
+		}
+	}
+	for f := range s.gone {
+		deleted = append(deleted, f)
+	}
+	clear(s.gone)
 	s.files[file] = text
 	params := map[string]any{}
 	if !s.opened[cfg] {
 		params["openProjects"] = []string{cfg}
 	}
-	if len(changed) > 0 {
-		params["fileChanges"] = map[string]any{"changed": changed}
+	if len(changed)+len(created)+len(deleted) > 0 {
+		fc := map[string]any{}
+		for k, v := range map[string][]string{"changed": changed, "created": created, "deleted": deleted} {
+			if len(v) > 0 {
+				fc[k] = v
+			}
+		}
+		params["fileChanges"] = fc
 	}
 	var snap struct {
 		Snapshot int64 `json:"snapshot"`
@@ -231,9 +300,10 @@ func (s *server) checkLocked(file, text string) (result, error) {
 		var re *rpcError
 		if errors.As(err, &re) && strings.Contains(re.Message, "source file not found") && !s.outside[file] {
 			// The project's tsconfig.json does not take the file in (its include, files or
-			// exclude leave it out, or it is not on disk yet: the compiler lists directories
-			// itself). An editor's TypeScript server checks such a file in an inferred project;
-			// Hydra checks it under its defaults, as a file without a tsconfig.json.
+			// exclude leave it out; a file not on disk yet is in the listing the patterns are
+			// matched against, see entries). An editor's TypeScript server checks such a file in
+			// an inferred project; Hydra checks it under its defaults, as a file without a
+			// tsconfig.json.
 			s.outside[file] = true
 			return s.checkLocked(file, text)
 		}

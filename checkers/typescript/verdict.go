@@ -52,29 +52,7 @@ func utf16ToByte(text string, u int) int {
 
 // onlyTrivia reports whether s holds nothing but whitespace and comments (a line comment, or a
 // block comment, closed or not).
-func onlyTrivia(s string) bool {
-	for {
-		s = strings.TrimLeft(s, " \t\r\n\f\v\u00a0\ufeff\u2028\u2029")
-		switch {
-		case s == "":
-			return true
-		case strings.HasPrefix(s, "//"):
-			i := strings.IndexAny(s, "\n\r\u2028\u2029")
-			if i < 0 {
-				return true
-			}
-			s = s[i:]
-		case strings.HasPrefix(s, "/*"):
-			i := strings.Index(s[2:], "*/")
-			if i < 0 {
-				return true
-			}
-			s = s[2+i+2:]
-		default:
-			return false
-		}
-	}
-}
+func onlyTrivia(s string) bool { return onlyCode(s) == "" }
 
 // Diagnostic codes that, on a function or class still being written, say only that it is not
 // finished: its body is not there yet (2391 "Function implementation is missing…", 7010
@@ -245,25 +223,27 @@ func declaredIn(unit string) []string {
 	return names
 }
 
-// onlyCode returns s without its leading comments and whitespace.
+// onlyCode returns s without its leading whitespace and comments (a line comment, or a block
+// comment, closed or not), as TypeScript's scanner reads them: its line ends include CR, U+2028 and
+// U+2029, and its whitespace NBSP and the BOM.
 func onlyCode(s string) string {
 	for {
-		t := strings.TrimLeft(s, " \t\r\n\f\v\u00a0\ufeff")
+		s = strings.TrimLeft(s, " \t\r\n\f\v\u00a0\ufeff\u2028\u2029")
 		switch {
-		case strings.HasPrefix(t, "//"):
-			i := strings.IndexByte(t, '\n')
+		case strings.HasPrefix(s, "//"):
+			i := strings.IndexAny(s, "\n\r\u2028\u2029")
 			if i < 0 {
 				return ""
 			}
-			s = t[i:]
-		case strings.HasPrefix(t, "/*"):
-			i := strings.Index(t[2:], "*/")
+			s = s[i:]
+		case strings.HasPrefix(s, "/*"):
+			i := strings.Index(s[2:], "*/")
 			if i < 0 {
 				return ""
 			}
-			s = t[2+i+2:]
+			s = s[2+i+2:]
 		default:
-			return t
+			return s
 		}
 	}
 }

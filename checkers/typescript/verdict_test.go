@@ -199,10 +199,23 @@ func TestProjectConfig(t *testing.T) {
 		t.Errorf("strict off: got error %+v, want accepted", first)
 	}
 	s.Close()
-	// A file the project leaves out (outside its include, or not on disk yet) is checked under
-	// Hydra's defaults, as a file without a tsconfig.json is, and the compiler lives on.
+	// A new file that is not on disk yet, where the project's include takes it in, is checked
+	// under the project's options, as `tsc -p` would check it once saved: the compiler's
+	// directory listing (getAccessibleEntries) has it.
+	// Both declare g in the global scope (scripts): the second is accepted only if the first,
+	// ended, has left the project again.
+	other := "function g(x) { return x; }\ng(1);\n"
+	for _, name := range []string{"src/unsaved.ts", "src/new/deeper.ts"} {
+		s, _ := ck.Start(context.Background(), checkers.SessionOptions{Filename: filepath.Join(dir, name)})
+		if first, ok := firstError(streamLines(t, ck, s, other, false)); !ok || first != nil {
+			t.Errorf("%s, new and matched by the project's include: got error %+v, want accepted (strict off)", name, first)
+		}
+		s.Close()
+	}
+	// A file the project leaves out (outside its include) is checked under Hydra's defaults,
+	// as a file without a tsconfig.json is, and the compiler lives on; so is a new file there.
 	write("tools/gen.ts", text)
-	for _, name := range []string{"tools/gen.ts", "src/unsaved.ts"} {
+	for _, name := range []string{"tools/gen.ts", "tools/unsaved.ts"} {
 		s, _ := ck.Start(context.Background(), checkers.SessionOptions{Filename: filepath.Join(dir, name)})
 		first, ok := firstError(streamLines(t, ck, s, text, false))
 		if ok || first == nil || first.Line != 1 || first.Cat == checkers.CatFatal {
@@ -210,8 +223,9 @@ func TestProjectConfig(t *testing.T) {
 		}
 		s.Close()
 	}
+	// The project's own file after those, declaring g too: the new files, ended, are gone.
 	s, _ = ck.Start(context.Background(), checkers.SessionOptions{Filename: filepath.Join(dir, "src/a.ts")})
-	if first, ok := firstError(streamLines(t, ck, s, text, false)); !ok || first != nil {
+	if first, ok := firstError(streamLines(t, ck, s, text+other, false)); !ok || first != nil {
 		t.Errorf("the project's own file after those: got error %+v, want accepted", first)
 	}
 	s.Close()

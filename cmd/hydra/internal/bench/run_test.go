@@ -1,9 +1,13 @@
 package bench
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/hydra-lsp/hydra/engine"
+	"github.com/hydra-lsp/hydra/engine/model"
 )
 
 func TestRestartBytesSumsTheRepairsStartsBeyondThePrefix(t *testing.T) {
@@ -32,5 +36,41 @@ func TestProgramAppendsTheTestsOnlyWithoutAMain(t *testing.T) {
 	}
 	if got := (Task{}).Program("x"); got != "x" {
 		t.Errorf("no tests: %q", got)
+	}
+}
+
+// failingModel answers every request with an error (Execute's order is all the test looks at).
+type failingModel struct{}
+
+func (failingModel) Complete(context.Context, model.Request) (model.Stream, error) {
+	return nil, errors.New("no model in this test")
+}
+
+func TestEachTaskStartsFromAnotherPolicy(t *testing.T) {
+	pols := []string{"tokpol", "local-first", "posthoc"}
+	var order []string
+	env := Env{
+		// One task at a time, so the Generator's calls come in the order the runs are made.
+		Generator: func(name string) model.Generator { order = append(order, name); return failingModel{} },
+		Tasks:     []Task{{ID: "a", Prompt: "int f(void) {\n"}, {ID: "b", Prompt: "int g(void) {\n"}, {ID: "c", Prompt: "int h(void) {\n"}, {ID: "d", Prompt: "int k(void) {\n"}},
+	}
+	runs, err := Execute(context.Background(), Config{Policies: pols, Parallel: 1, MaxAttempts: 1, MaxTokens: 16}, env, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"tokpol", "local-first", "posthoc",
+		"local-first", "posthoc", "tokpol",
+		"posthoc", "tokpol", "local-first",
+		"tokpol", "local-first", "posthoc",
+	}
+	if strings.Join(order, ",") != strings.Join(want, ",") {
+		t.Errorf("runs were made in the order\n%v\nwant\n%v", order, want)
+	}
+	// The result is still task by task, policies in the configuration's order.
+	for i, r := range runs {
+		if r.Task != env.Tasks[i/len(pols)].ID || r.Policy != pols[i%len(pols)] {
+			t.Errorf("runs[%d] = %s/%s, want %s/%s", i, r.Task, r.Policy, env.Tasks[i/len(pols)].ID, pols[i%len(pols)])
+		}
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hydra-lsp/hydra/internal/childproc"
 	"github.com/hydra-lsp/hydra/internal/textops"
 )
 
@@ -233,7 +234,7 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
 	cmd := exec.CommandContext(rctx, argv[0], argv[1:]...)
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	childproc.Bind(cmd)
 	if os.Geteuid() == 0 && len(s.wrap) == 0 {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}
 	}
