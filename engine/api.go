@@ -131,6 +131,9 @@ type Stats struct {
 	TimeToFirstCheck  time.Duration `json:"time_to_first_check_ns"`
 	CheckpointResumes int           `json:"checkpoint_resumes"`
 	ResubmittedBytes  int           `json:"resubmitted_bytes"` // text re-checked after a resume
+	// Probes counts the throw-away checks of lines held inside an open conditional (an `#if`
+	// whose `#endif` has not come), which confirm them before the real cut (engine/probe.go).
+	Probes int `json:"probes,omitempty"`
 }
 
 // Trace is the whole search tree, for --json output and debugging.
