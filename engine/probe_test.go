@@ -196,3 +196,30 @@ func TestSkippedConditionalIsProbedAsClangSeesIt(t *testing.T) {
 		t.Errorf("the first skipped line was not confirmed on its own: %+v", traceNodes(res, "progress"))
 	}
 }
+
+// TestBodysOwnConditionalIsConfirmedLineByLine: the model writes an `#if` … `#endif` of its own
+// inside the body; the lines between are confirmed one by one before its `#endif` comes (the
+// probes resume the nearest checkpoint before them), not in one piece at the `#endif`.
+func TestBodysOwnConditionalIsConfirmedLineByLine(t *testing.T) {
+	prefix := "int f(int n) {\n"
+	body := "  int s = 0;\n#if 1\n  s += n;\n  s += 1;\n#endif\n  return s;\n"
+	a := newAccepted()
+	srv := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{{Text: body + "}\n", Chunk: 4, Hold: linePaced(a, body)}}})
+	res, err := Search(context.Background(), newChecker(t), newClient(t, srv.URL), Request{Prefix: prefix, Suffix: "}\nint main(void) { return f(1) - 2; }\n",
+		Filename: "f.c", Model: "m", StopAtClose: true, Budget: Budget{MaxAttempts: 1}, OnUpdate: a.onUpdate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK || res.Text != body {
+		t.Fatalf("ok=%v reason=%s text=%q diagnostics=%v; want the body accepted", res.OK, res.Reason, res.Text, res.Diagnostics)
+	}
+	progress := map[int]bool{}
+	for _, n := range traceNodes(res, "progress") {
+		progress[n.Off] = true
+	}
+	for _, line := range []string{"  s += n;\n", "  s += 1;\n"} {
+		if end := len(prefix) + strings.Index(body, line) + len(line); !progress[end] {
+			t.Errorf("line %q inside the body's #if has no progress node at its end (%d); progress nodes at %v", line, end, progress)
+		}
+	}
+}
