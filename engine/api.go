@@ -134,6 +134,9 @@ type Stats struct {
 	// Probes counts the throw-away checks of lines held inside an open conditional (an `#if`
 	// whose `#endif` has not come), which confirm them before the real cut (engine/probe.go).
 	Probes int `json:"probes,omitempty"`
+	// ProbeBytes is the text the probes submitted: from the checkpoint each resumed to the end
+	// of the held lines, with the closing lines.
+	ProbeBytes int `json:"probe_bytes,omitempty"`
 }
 
 // Trace is the whole search tree, for --json output and debugging.

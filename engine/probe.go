@@ -5,8 +5,7 @@ import (
 	"github.com/hydra-lsp/hydra/checkers/lang"
 )
 
-// Probes: confirming lines that the chunker holds (docs/ARCHITECTURE.md, "Inside an open
-// #if").
+// Probes: confirming lines that the chunker holds (docs/engine.md, "Inside an open #if").
 //
 // The chunker never cuts inside an open conditional (a Clang chunk is its own buffer with its
 // own conditional stack), so a rollout's session waits at the last clean cut while the model
@@ -14,9 +13,10 @@ import (
 // the final check. So that those lines are still checked as they come, the producer asks the
 // language (lang.Chunker.Closable) for the held lines and the text that closes what is open in
 // them (an `#endif` per open conditional), and the manager checks held lines + closer in a
-// throw-away continuation: it resumes the live checkpoint nearest before them (the one the
-// producer asked for at the last clean cut, when it could), submits the text between, the held
-// lines and the closer as one chunk, and reads the verdict. Progress past the held lines makes
+// throw-away continuation: it resumes the live checkpoint nearest before them (once the last
+// one the producer asked for before them exists: the one at the last clean cut, when it could
+// ask for one there), submits the text between, the held lines and the closer as one chunk,
+// and reads the verdict. Progress past the held lines makes
 // a progress node at their end: a line confirmed as any other, streamed to the editor as any
 // other. An error inside them is the rollout's error, found while the model still writes,
 // handled as the rollout's own (checkError: the rollout stops and the policy repairs). An
@@ -33,15 +33,16 @@ type probeReq struct {
 	end    int    // the end of the held lines (complete lines)
 	closer string // what closes what is open in them
 	cat    string // the boundary category of their last line
-	// ckpt: the producer asked for a checkpoint at start (on the chunk that ends there); the
-	// probe waits for it rather than resubmit the text before it.
-	ckpt bool
+	// after is where the last checkpoint the producer asked for before the held lines lies (at
+	// start when it could ask for one there), -1 if none: the probe waits for its chkpt event
+	// rather than re-check the text before it from an older checkpoint, or from scratch.
+	after int
 }
 
 // probeHeld asks the manager to probe the chunker's held lines when there are new ones past
-// the start node. It runs on the producer goroutine; resumeOff is where its chunker's offsets
-// start, base the start node's text, ckptAt the offset of the last chunk it asked a checkpoint
-// for and last the end of the last probe it asked for (updated).
+// the start node. It runs on the producer goroutine: base is the start node's text, ckptAt the
+// end of the last chunk it asked a checkpoint for (-1: none) and last the end of the last probe
+// it asked for (updated).
 func (s *search) probeHeld(r *rollout, ch lang.Chunker, base string, ckptAt int, last *int) {
 	held, closer, ok := ch.Closable()
 	if !ok {
@@ -55,7 +56,7 @@ func (s *search) probeHeld(r *rollout, ch lang.Chunker, base string, ckptAt int,
 	r.mu.Lock()
 	r.depths[end] = held.Depth
 	r.mu.Unlock()
-	s.send(message{r: r, kind: msgProbe, probe: &probeReq{start: start, end: end, closer: closer, cat: held.Cat, ckpt: ckptAt == start}})
+	s.send(message{r: r, kind: msgProbe, probe: &probeReq{start: start, end: end, closer: closer, cat: held.Cat, after: ckptAt}})
 }
 
 // wantProbe records the newest probe request of r and starts it when it can.
@@ -78,13 +79,18 @@ func (s *search) maybeProbe(r *rollout) {
 		r.probeWant = nil // the rollout's session confirmed them meanwhile
 		return
 	}
-	if p.ckpt && r.chkptAt < p.start {
+	if r.chkptAt < p.after {
 		return // checkpoint() calls again when it comes
 	}
 	r.probeWant = nil
 	r.probing = true
 	s.stats.Probes++
 	cp := s.ck.Nearest(s.sessOpts, r.textUpTo(p.start))
+	from := 0
+	if cp != nil {
+		from = cp.Off()
+	}
+	s.stats.ProbeBytes += p.end - from + len(p.closer)
 	s.wg.Add(1)
 	go s.probe(r, *p, cp)
 }
