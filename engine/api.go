@@ -52,7 +52,8 @@ type Request struct {
 	StopAtClose bool
 
 	// CheckpointLines asks the checker for a checkpoint every this many lines of generated
-	// text (besides the ones after the preamble and at the start node); 0 means
+	// text (besides the ones after the preamble, at the start node and at the last clean cut
+	// before lines held inside an open #if, which probes resume: engine/probe.go); 0 means
 	// DefaultCheckpointLines, a negative value none but those.
 	CheckpointLines int
 
