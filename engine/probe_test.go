@@ -93,7 +93,8 @@ func TestLinesInsideOpenConditionalAreConfirmedOneByOne(t *testing.T) {
 	srv := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{
 		{Text: text, Chunk: 5, Hold: linePaced(a, condBody)},
 	}})
-	res, err := Search(context.Background(), newChecker(t), newClient(t, srv.URL), Request{Prefix: condPrefix, Suffix: condSuffix,
+	ck := newRecorder(newChecker(t))
+	res, err := Search(context.Background(), ck, newClient(t, srv.URL), Request{Prefix: condPrefix, Suffix: condSuffix,
 		Filename: "sum.c", Model: "m", StopAtClose: true, Budget: Budget{MaxAttempts: 2}, OnUpdate: a.onUpdate})
 	if err != nil {
 		t.Fatal(err)
@@ -117,6 +118,26 @@ func TestLinesInsideOpenConditionalAreConfirmedOneByOne(t *testing.T) {
 	}
 	if res.Stats.Probes < 6 {
 		t.Errorf("%d probes, want one per body line at least", res.Stats.Probes)
+	}
+	// Each probe resumed the checkpoint at the last clean cut, before the #if, and submitted
+	// only the held lines and the two #endifs.
+	regionStart := strings.Index(condPrefix, "#if 1")
+	probes := 0
+	for _, rs := range ck.all() {
+		subs := rs.submitted()
+		if len(subs) != 1 || !strings.HasSuffix(subs[0], "#endif\n#endif\n") {
+			continue
+		}
+		probes++
+		if !rs.resumed || rs.fromOff != regionStart || !strings.HasPrefix(subs[0], "#if 1\n") {
+			t.Errorf("a probe resumed=%v from offset %d submitted %q; want it resumed at %d, the #if's line", rs.resumed, rs.fromOff, subs[0], regionStart)
+		}
+	}
+	if probes != res.Stats.Probes {
+		t.Errorf("%d probe sessions, Stats.Probes %d", probes, res.Stats.Probes)
+	}
+	if left := ck.waitGone(); len(left) > 0 {
+		t.Errorf("checker processes left: %v", left)
 	}
 }
 
@@ -154,7 +175,8 @@ func TestErrorInsideOpenConditionalIsFoundAtItsLine(t *testing.T) {
 	}
 	rules = append(rules, first)
 	srv := modeltest.NewServer(t, modeltest.Script{Rules: rules})
-	res, err := Search(context.Background(), newChecker(t), newClient(t, srv.URL), Request{Prefix: condPrefix, Suffix: condSuffix,
+	ck := newRecorder(newChecker(t))
+	res, err := Search(context.Background(), ck, newClient(t, srv.URL), Request{Prefix: condPrefix, Suffix: condSuffix,
 		Filename: "sum.c", Model: "m", StopAtClose: true, Budget: Budget{MaxAttempts: 3}, OnUpdate: onUpdate})
 	if err != nil {
 		t.Fatal(err)
@@ -169,6 +191,10 @@ func TestErrorInsideOpenConditionalIsFoundAtItsLine(t *testing.T) {
 	wantLine := strings.Count(condPrefix, "\n") + 2
 	if len(errs) != 1 || errs[0].Line != wantLine || !strings.Contains(errs[0].Diag, "undefined_thing") {
 		t.Errorf("error nodes %+v, want one at line %d on undefined_thing", errs, wantLine)
+	}
+	// The probes of the stopped attempt (one may have been running) are gone with it.
+	if left := ck.waitGone(); len(left) > 0 {
+		t.Errorf("checker processes left: %v", left)
 	}
 }
 
