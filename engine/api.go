@@ -52,7 +52,8 @@ type Request struct {
 	StopAtClose bool
 
 	// CheckpointLines asks the checker for a checkpoint every this many lines of generated
-	// text (besides the ones after the preamble and at the start node); 0 means
+	// text (besides the ones after the preamble, at the start node and at the last clean cut
+	// before lines held inside an open #if, which probes resume: engine/probe.go); 0 means
 	// DefaultCheckpointLines, a negative value none but those.
 	CheckpointLines int
 
@@ -131,6 +132,12 @@ type Stats struct {
 	TimeToFirstCheck  time.Duration `json:"time_to_first_check_ns"`
 	CheckpointResumes int           `json:"checkpoint_resumes"`
 	ResubmittedBytes  int           `json:"resubmitted_bytes"` // text re-checked after a resume
+	// Probes counts the throw-away checks of lines held inside an open conditional (an `#if`
+	// whose `#endif` has not come), which confirm them before the real cut (engine/probe.go).
+	Probes int `json:"probes,omitempty"`
+	// ProbeBytes is the text the probes submitted: from the checkpoint each resumed to the end
+	// of the held lines, with the closing lines.
+	ProbeBytes int `json:"probe_bytes,omitempty"`
 }
 
 // Trace is the whole search tree, for --json output and debugging.

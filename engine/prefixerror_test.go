@@ -48,8 +48,9 @@ func TestOpenBlocksTheSuffixCloses(t *testing.T) {
 
 // TestConditionalTheSuffixCloses: generation inside an `#if` whose `#endif` is in the suffix
 // (platform code). The chunker cannot cut inside an open conditional (each chunk is its own
-// buffer with its own conditional stack), so the text from the `#if` on reaches the checker with
-// the suffix, in the final check's one piece: accepted as the whole file is.
+// buffer with its own conditional stack), so the text from the `#if` on reaches the rollout's
+// session with the suffix, in the final check's one piece: accepted as the whole file is.
+// (Probes confirm the lines on the way: probe_test.go.)
 func TestConditionalTheSuffixCloses(t *testing.T) {
 	openBlocks(t, []openBlock{
 		{"#if", "f.c", "#if 1\nint f(void) {\n", "  return 1;\n", "}\n#endif\n"},

@@ -54,6 +54,11 @@ type rollout struct {
 	pending map[int]checkers.Checkpoint // chkpt events that came before their progress event
 	errs    []checkers.Event
 	sessID  int64
+	// probeWant is the newest probe request not yet started, probing says one runs, chkptAt
+	// is the offset of the newest chkpt event of the rollout's session (probe.go).
+	probeWant *probeReq
+	probing   bool
+	chkptAt   int
 
 	// mu guards the fields below, shared by the goroutines and the manager.
 	mu     sync.Mutex
@@ -206,6 +211,9 @@ type message struct {
 	ev   checkers.Event
 	err  error
 	note string // msgNote
+	// probe is the probe a msgProbe asks for, or the one a msgProbeEvent or msgProbeDone
+	// reports on.
+	probe *probeReq
 }
 
 type msgKind int
@@ -217,6 +225,9 @@ const (
 	msgSession                   // the session exists (ev.ID = its id); resumed tells whether from a checkpoint
 	msgNote                      // something the summary should say (note)
 	msgWaiting                   // what the model client waits for (note)
+	msgProbe                     // the producer asks for a probe of held lines (probe)
+	msgProbeEvent                // a probe's error inside the held lines (ev)
+	msgProbeDone                 // a probe ended (ev.OK: the held lines were accepted)
 )
 
 // send delivers m to the manager unless the search is over. It reports whether it did.
@@ -251,14 +262,22 @@ func (s *search) stream(r *rollout, q *queue) error {
 	}
 	linesSince := 0
 	needStartCkpt := r.wantStartCkpt
-	// emit queues chunks whose offsets are relative to resumeOff.
-	emit := func(chs []lang.Chunk) int {
+	// ckptAt is the end of the last chunk queued with a checkpoint request, lastProbe the end
+	// of the last held lines a probe was asked for (probe.go).
+	ckptAt, lastProbe := -1, 0
+	probes := s.mode != PostHoc && s.mode != Unchecked
+	// emit queues chunks whose offsets are relative to resumeOff. With held set the chunker
+	// holds lines after them that a probe can check (an open #if): the last chunk gets a
+	// checkpoint, which the probes resume.
+	emit := func(chs []lang.Chunk, held bool) int {
 		end := 0
-		for _, c := range chs {
+		for i, c := range chs {
 			end = r.resumeOff + c.End()
 			opts := checkers.SubmitOptions{Cat: c.Cat}
 			linesSince += strings.Count(c.Text, "\n")
 			switch {
+			case held && i == len(chs)-1:
+				opts.Checkpoint = true
 			case c.PreambleEnd && end > len(base):
 				// A preamble the model wrote (one inside the start text is covered by
 				// the start node's checkpoint).
@@ -273,6 +292,7 @@ func (s *search) stream(r *rollout, q *queue) error {
 			}
 			if opts.Checkpoint {
 				linesSince = 0
+				ckptAt = end
 			}
 			if s.mode != PostHoc && s.mode != Unchecked {
 				r.mu.Lock()
@@ -283,10 +303,24 @@ func (s *search) stream(r *rollout, q *queue) error {
 		}
 		return end
 	}
+	// write feeds the chunker, queues the chunks it returns and asks for a probe of the lines it
+	// holds, if any.
+	write := func(text string, merge bool) int {
+		chs := ch.Write(text)
+		if merge {
+			chs = lang.Merge(chs, lang.MergeMin(len(text)))
+		}
+		_, _, held := ch.Closable()
+		end := emit(chs, held && probes)
+		if probes {
+			s.probeHeld(r, ch, base, ckptAt, &lastProbe)
+		}
+		return end
+	}
 	if s.mode != PostHoc {
 		// Text already at hand (the document's prefix, what a rollback kept) is not streamed:
 		// a long prefix goes in merged pieces (lang.MaxChunks), its end still a cut of its own.
-		emit(lang.Merge(ch.Write(base[r.resumeOff:]), lang.MergeMin(len(base)-r.resumeOff)))
+		write(base[r.resumeOff:], true)
 	}
 	cut := newCutter(s, base)
 
@@ -321,7 +355,7 @@ func (s *search) stream(r *rollout, q *queue) error {
 		}
 		r.mu.Unlock()
 		spent := s.tokens.Add(1)
-		if end := emit(ch.Write(piece)); end > 0 && s.mode == Lockstep {
+		if end := write(piece, false); end > 0 && s.mode == Lockstep {
 			t0 := time.Now()
 			r.waitChecked(end)
 			s.modelWait.Add(int64(time.Since(t0)))
@@ -373,10 +407,10 @@ func (s *search) stream(r *rollout, q *queue) error {
 			q.push(item{text: rest, opts: checkers.SubmitOptions{Cat: checkers.BoundaryDecl}})
 		}
 	default:
-		emit(ch.Write(rest))
+		emit(ch.Write(rest), false)
 		tail := ch.Flush()
 		if s.req.Suffix == "" {
-			emit(tail)
+			emit(tail, false)
 			break
 		}
 		r.mu.Lock()
@@ -394,7 +428,7 @@ func (s *search) stream(r *rollout, q *queue) error {
 			last = tail[n-1].Text + last
 			tail = tail[:n-1]
 		}
-		emit(tail)
+		emit(tail, false)
 		q.push(item{text: last, opts: checkers.SubmitOptions{Cat: lastCat(s.req.Suffix, s.syntax)}})
 	}
 	if s.mode == PostHoc && s.req.Suffix != "" {

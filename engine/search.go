@@ -350,6 +350,12 @@ func (s *search) handle(m message) {
 		s.streamEnded(r, m.err)
 	case msgEvent:
 		s.event(r, m.ev)
+	case msgProbe:
+		s.wantProbe(r, m.probe)
+	case msgProbeEvent:
+		s.probeEvent(r, m.ev)
+	case msgProbeDone:
+		s.probeDone(r, m.probe, m.ev.OK)
 	}
 }
 
@@ -443,7 +449,9 @@ func (s *search) fail(r *rollout, outcome, why string) {
 // event handles one checker event of r.
 func (s *search) event(r *rollout, ev checkers.Event) {
 	if ev.Kind == checkers.KindChkpt {
+		r.chkptAt = max(r.chkptAt, ev.Off)
 		s.checkpoint(r, ev)
+		s.maybeProbe(r) // a probe may wait for this checkpoint
 		return
 	}
 	if !r.live {

@@ -108,6 +108,34 @@ func (c *Chunker) ClosingBrace(d int) int {
 	return -1
 }
 
+// Closable returns the text written since the last chunk Write returned (its complete, lexed
+// lines; the held preamble chunks included) as one chunk, and the text that closes what keeps
+// it from being cut: an "#endif" line for each conditional open in it. The chunk's text with
+// the closer appended ends at a clean cut, so a checker can take it now, in a throw-away
+// continuation, and say whether the lines so far compile (engine/probe.go) while the real cut
+// waits for the `#endif`. Closing a conditional early tells the truth about the lines in it: a
+// skipped branch (#if 0) stays skipped and is accepted, as Clang accepts it; #else and #elif
+// change no depth. ok is false when nothing is held, or when something other than open
+// conditionals keeps the text from being cut (a comment, a literal, a splice, a directive not
+// ended, a pragma region): no closer is known for those.
+func (c *Chunker) Closable() (held Chunk, closer string, ok bool) {
+	lx := &c.lx
+	if c.pending.Len() == 0 || lx.ifDepth == 0 || lx.mode != modeCode || lx.continued || lx.dir != dirNone || lx.nonnull || lx.audited {
+		return Chunk{}, "", false
+	}
+	var b strings.Builder
+	off := c.pend.off
+	for i, h := range c.held {
+		if i == 0 {
+			off = h.off
+		}
+		b.WriteString(h.text)
+	}
+	b.WriteString(c.pending.String())
+	held = Chunk{Text: b.String(), Off: off, Cat: category(c.pend), Depth: c.pend.depth}
+	return held, strings.Repeat("#endif\n", lx.ifDepth), true
+}
+
 // Write feeds more text and returns the chunks that became complete, in order.
 func (c *Chunker) Write(text string) []Chunk {
 	c.partial += text

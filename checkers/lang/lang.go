@@ -42,6 +42,13 @@ type Chunker interface {
 	// ClosingBrace is the offset (as Offset counts) of the first '}' of the last line written
 	// that took the depth below d, or -1.
 	ClosingBrace(d int) int
+	// Closable returns the complete lines written since the last chunk returned, as one chunk,
+	// and the text that closes what keeps them from being cut cleanly, so that the chunk's text
+	// and the closer end at a clean cut: for C/C++, an "#endif" for each conditional open in
+	// them (checkers/chunk). ok is false when nothing is held or the language knows no truthful
+	// closer for what is open (TypeScript: a comment or a literal). The engine checks such
+	// text in a throw-away continuation, to confirm lines before the real cut comes.
+	Closable() (held Chunk, closer string, ok bool)
 }
 
 // Syntax is a language's lexical structure for one file (its flags and name).

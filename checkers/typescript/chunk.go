@@ -369,6 +369,11 @@ func (c *Chunker) Flush() []chunk.Chunk {
 	return out
 }
 
+// Closable reports nothing to close: what keeps TypeScript text from being cut (a comment, a
+// string, a template literal) has no closer that leaves the lines before it as they are, and
+// TypeScript has no conditional compilation (checkers/lang's Chunker).
+func (c *Chunker) Closable() (chunk.Chunk, string, bool) { return chunk.Chunk{}, "", false }
+
 // Syntax is TypeScript's side of the language seam (checkers/lang): chunking, brace depth and
 // where the cursor is, with TypeScript's lexical rules.
 type Syntax struct {

@@ -65,6 +65,19 @@ func TestChunkerFlushMarksAnOpenLiteralUnclean(t *testing.T) {
 	}
 }
 
+// Held lines (an open template literal or comment) have no closer: the engine's probes
+// (engine/probe.go) never check TypeScript text early, where no closer keeps the lines as
+// they are.
+func TestChunkerHasNothingToClose(t *testing.T) {
+	for _, text := range []string{"let a = 1;\nconst s = `open\nstill\n", "let a = 1;\n/* open\n", "let a = 1;\n"} {
+		c := NewChunker("", false)
+		c.Write(text)
+		if held, closer, ok := c.Closable(); ok {
+			t.Errorf("%q: Closable offers %q to close %q", text, closer, held.Text)
+		}
+	}
+}
+
 // Brace depth counts blocks in code only: not in strings, comments, regular expressions or a
 // template literal's text, and a template's `${…}` is no block. ClosingBrace finds the '}'
 // that closes the block of the insertion point.
