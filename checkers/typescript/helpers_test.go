@@ -26,7 +26,10 @@ func newChecker(t *testing.T) *Checker {
 func collect(t *testing.T, s checkers.Session) []checkers.Event {
 	t.Helper()
 	var evs []checkers.Event
-	timeout := time.After(time.Minute)
+	// A hang is a minute without an event: a long file streamed line by line on a loaded
+	// machine takes longer than that in all.
+	timer := time.NewTimer(time.Minute)
+	defer timer.Stop()
 	for {
 		select {
 		case ev, ok := <-s.Events():
@@ -34,8 +37,9 @@ func collect(t *testing.T, s checkers.Session) []checkers.Event {
 				return evs
 			}
 			evs = append(evs, ev)
-		case <-timeout:
-			t.Fatalf("session hangs; events so far: %+v", evs)
+			timer.Reset(time.Minute)
+		case <-timer.C:
+			t.Fatalf("session hangs (no event for a minute); events so far: %+v", evs)
 		}
 	}
 }
