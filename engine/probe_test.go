@@ -203,13 +203,7 @@ func TestErrorInsideOpenConditionalIsFoundAtItsLine(t *testing.T) {
 func TestSkippedConditionalIsProbedAsClangSeesIt(t *testing.T) {
 	prefix := "int f(void) { return 1; }\n#if 0\nint g(void) {\n"
 	body := "  this is not C;\n  nor this\n"
-	a := newAccepted()
-	srv := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{{Text: body + "}\n", Chunk: 4, Hold: linePaced(a, body)}}})
-	res, err := Search(context.Background(), newChecker(t), newClient(t, srv.URL), Request{Prefix: prefix, Suffix: "}\n#endif\n",
-		Filename: "f.c", Model: "m", StopAtClose: true, Budget: Budget{MaxAttempts: 1}, OnUpdate: a.onUpdate})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := searchLinePaced(t, prefix, body, "}\n#endif\n")
 	if !res.OK || res.Text != body {
 		t.Fatalf("ok=%v reason=%s text=%q diagnostics=%v; want the skipped body accepted", res.OK, res.Reason, res.Text, res.Diagnostics)
 	}
@@ -229,13 +223,7 @@ func TestSkippedConditionalIsProbedAsClangSeesIt(t *testing.T) {
 func TestBodysOwnConditionalIsConfirmedLineByLine(t *testing.T) {
 	prefix := "int f(int n) {\n"
 	body := "  int s = 0;\n#if 1\n  s += n;\n  s += 1;\n#endif\n  return s;\n"
-	a := newAccepted()
-	srv := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{{Text: body + "}\n", Chunk: 4, Hold: linePaced(a, body)}}})
-	res, err := Search(context.Background(), newChecker(t), newClient(t, srv.URL), Request{Prefix: prefix, Suffix: "}\nint main(void) { return f(1) - 2; }\n",
-		Filename: "f.c", Model: "m", StopAtClose: true, Budget: Budget{MaxAttempts: 1}, OnUpdate: a.onUpdate})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := searchLinePaced(t, prefix, body, "}\nint main(void) { return f(1) - 2; }\n")
 	if !res.OK || res.Text != body {
 		t.Fatalf("ok=%v reason=%s text=%q diagnostics=%v; want the body accepted", res.OK, res.Reason, res.Text, res.Diagnostics)
 	}
@@ -248,4 +236,18 @@ func TestBodysOwnConditionalIsConfirmedLineByLine(t *testing.T) {
 			t.Errorf("line %q inside the body's #if has no progress node at its end (%d); progress nodes at %v", line, end, progress)
 		}
 	}
+}
+
+// searchLinePaced runs one attempt of f.c between prefix and suffix, the stand-in writing body
+// and the closing brace, each line held until the one before it is accepted (linePaced).
+func searchLinePaced(t *testing.T, prefix, body, suffix string) *Result {
+	t.Helper()
+	a := newAccepted()
+	srv := modeltest.NewServer(t, modeltest.Script{Rules: []modeltest.Rule{{Text: body + "}\n", Chunk: 4, Hold: linePaced(a, body)}}})
+	res, err := Search(context.Background(), newChecker(t), newClient(t, srv.URL), Request{Prefix: prefix, Suffix: suffix,
+		Filename: "f.c", Model: "m", StopAtClose: true, Budget: Budget{MaxAttempts: 1}, OnUpdate: a.onUpdate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
