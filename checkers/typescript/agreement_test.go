@@ -161,13 +161,10 @@ func TestAgreementWithTsc(t *testing.T) {
 // inside multi-line type arguments, `new Map<` then the arguments on the next lines.)
 func streamUnits(t *testing.T, ck *Checker, s checkers.Session, text string) []checkers.Event {
 	t.Helper()
-	go func() {
-		for _, c := range (Syntax{}).Split(text) {
-			if err := s.Submit(c.Text, checkers.SubmitOptions{Cat: c.Cat}); err != nil {
-				return
-			}
-		}
-		s.EOS()
-	}()
-	return collect(t, s)
+	var texts []string
+	var opts []checkers.SubmitOptions
+	for _, c := range (Syntax{}).Split(text) {
+		texts, opts = append(texts, c.Text), append(opts, checkers.SubmitOptions{Cat: c.Cat})
+	}
+	return submitAll(t, s, texts, opts)
 }

@@ -44,22 +44,33 @@ func collect(t *testing.T, s checkers.Session) []checkers.Event {
 	}
 }
 
-// streamLines submits text line by line (a checkpoint after every line when cp), then EOS, and
-// returns the session's events.
-func streamLines(t *testing.T, ck *Checker, s checkers.Session, text string, cp bool) []checkers.Event {
+// submitAll submits each of texts with its options (in a goroutine), then EOS, and returns the
+// session's events.
+func submitAll(t *testing.T, s checkers.Session, texts []string, opts []checkers.SubmitOptions) []checkers.Event {
 	t.Helper()
 	go func() {
-		for _, line := range strings.SplitAfter(text, "\n") {
-			if line == "" {
-				continue
-			}
-			if err := s.Submit(line, checkers.SubmitOptions{Checkpoint: cp}); err != nil {
+		for i, text := range texts {
+			if err := s.Submit(text, opts[i]); err != nil {
 				return
 			}
 		}
 		s.EOS()
 	}()
-	evs := collect(t, s)
+	return collect(t, s)
+}
+
+// streamLines submits text line by line (a checkpoint after every line when cp), then EOS, and
+// returns the session's events.
+func streamLines(t *testing.T, ck *Checker, s checkers.Session, text string, cp bool) []checkers.Event {
+	t.Helper()
+	var texts []string
+	var opts []checkers.SubmitOptions
+	for _, line := range strings.SplitAfter(text, "\n") {
+		if line != "" {
+			texts, opts = append(texts, line), append(opts, checkers.SubmitOptions{Checkpoint: cp})
+		}
+	}
+	evs := submitAll(t, s, texts, opts)
 	for _, ev := range evs {
 		if ev.Kind == checkers.KindChkpt {
 			if c := ck.Adopt(ev.ID); c != nil {
