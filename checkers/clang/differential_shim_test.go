@@ -30,6 +30,20 @@ var shimCases = []diffCase{
 	{"__INCLUDE_LEVEL__", "t.c", []string{"-std=c11"}, "_Static_assert(__INCLUDE_LEVEL__ == 0, \"level\");\nint b;\n"},
 	// #pragma pack state at a chunk's end is no "included file" state (Sema's FileChanged).
 	{"#pragma pack across lines", "t.c", []string{"-Werror"}, "#pragma pack(push, 1)\nstruct S { char c; int i; };\n#pragma pack(pop)\nint b;\n"},
+	// #include_next and __has_include_next in the main file warn in -Winclude-next-outside-header
+	// (none in a header checked as one), not -Winclude-next-absolute-path as in an entered file
+	// (Preprocessor::getIncludeNextStart).
+	{"#include_next in the main file", "t.c", []string{"-Werror"}, "int z;\n#include_next <stddef.h>\nint a;\n"},
+	{"#include_next without -Winclude-next-outside-header", "t.c", []string{"-Werror", "-Wno-include-next-outside-header"},
+		"int z;\n#include_next <stddef.h>\nint a;\n"},
+	{"#include_next without -Winclude-next-absolute-path", "t.c", []string{"-Werror", "-Wno-include-next-absolute-path"},
+		"int z;\n#include_next <stddef.h>\nint a;\n"},
+	{"__has_include_next in the main file", "t.c", []string{"-Werror"},
+		"int z;\n#if __has_include_next(<stddef.h>)\nint a;\n#endif\n"},
+	{"__has_include_next without -Winclude-next-outside-header", "t.c", []string{"-Werror", "-Wno-include-next-outside-header"},
+		"int z;\n#if __has_include_next( <stddef.h>)\nint a;\n#endif\nint b = ;\n"},
+	{"#include_next in a header checked as one", "t.h", []string{"-x", "c-header", "-Werror"},
+		"int z;\n#include_next <stddef.h>\n#if __has_include_next(<stddef.h>)\nint a;\n#endif\n"},
 	// Baselines: an error after each of the above still lands on its line.
 	{"error after #pragma once", "t.c", nil, "#pragma once\nint a;\nint b = ;\n"},
 	{"error after system_header", "t.c", nil, "#pragma GCC system_header\nint a = ;\n"},

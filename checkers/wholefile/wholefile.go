@@ -121,7 +121,18 @@ func Check(ctx context.Context, text string, o Options) (Verdict, error) {
 	case !errors.As(err, &exit) || exit.ExitCode() != 1:
 		return Verdict{}, fmt.Errorf("whole-file clang on %s: %w\n%s", o.Name, err, firstLines(v.Output, 5))
 	}
-	for _, l := range strings.Split(v.Output, "\n") {
+	v.Errors = ParseErrors(v.Output).Errors
+	if len(v.Errors) == 0 {
+		return Verdict{}, fmt.Errorf("whole-file clang on %s failed without an error line:\n%s", o.Name, firstLines(v.Output, 5))
+	}
+	return v, nil
+}
+
+// ParseErrors reads clang's output (without carets or colours) and returns its errors, in order,
+// as a rejection; OK is false whatever it finds.
+func ParseErrors(output string) Verdict {
+	v := Verdict{Output: output}
+	for _, l := range strings.Split(output, "\n") {
 		m := errorLine.FindStringSubmatch(l)
 		if m == nil {
 			continue
@@ -130,10 +141,7 @@ func Check(ctx context.Context, text string, o Options) (Verdict, error) {
 		col, _ := strconv.Atoi(m[3])
 		v.Errors = append(v.Errors, Diag{File: m[1], Line: line, Col: col, Msg: m[4]})
 	}
-	if len(v.Errors) == 0 {
-		return Verdict{}, fmt.Errorf("whole-file clang on %s failed without an error line:\n%s", o.Name, firstLines(v.Output, 5))
-	}
-	return v, nil
+	return v
 }
 
 func firstLines(s string, n int) string {

@@ -195,7 +195,14 @@ func check(ctx context.Context, a checkArgs, w io.Writer) (bool, error) {
 			return false, fmt.Errorf("--root %s: %w", a.root, err)
 		}
 	}
-	sess, err := ch.Start(ctx, checkers.SessionOptions{Flags: a.flags, Filename: abs, Root: root})
+	// A compiler is run on the file as the user names it (clang -fsyntax-only FILE), and its
+	// __FILE__ and messages say that name: the checker gets it so too, in the same working
+	// directory.
+	name := abs
+	if l.UsesFlags {
+		name = a.file
+	}
+	sess, err := ch.Start(ctx, checkers.SessionOptions{Flags: a.flags, Filename: name, Root: root})
 	if err != nil {
 		return false, fmt.Errorf("start session: %w", err)
 	}

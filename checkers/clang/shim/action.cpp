@@ -49,12 +49,46 @@ private:
 // lexer and then calls FileChanged(ExitFile, PrevFID = the chunk); a file entered from that
 // callback becomes the current lexer, so lexing continues seamlessly in it (include depth stays
 // at 1: chunks never nest). Exits from real headers (PrevFID not a chunk) are ignored.
+//
+// It also says what the primary file's `#include_next` and __has_include_next say, where a chunk
+// makes Clang say something else (Stream::onDiagnostic drops that): Clang's
+// Preprocessor::getIncludeNextStart warns pp_include_next_in_primary in the main file unless it
+// is a header (-x c-header, a .h file), after which the lookup and this callback follow.
 class ChunkFeeder : public PPCallbacks {
 public:
   void FileChanged(SourceLocation, FileChangeReason Reason, SrcMgr::CharacteristicKind,
                    FileID PrevFID) override {
     if (Reason == ExitFile)
       TheStream.chunkEnded(PrevFID);
+  }
+  void InclusionDirective(SourceLocation, const Token &IncludeTok, StringRef, bool,
+                          CharSourceRange, OptionalFileEntryRef, StringRef, StringRef,
+                          const Module *, bool, SrcMgr::CharacteristicKind) override {
+    const IdentifierInfo *II = IncludeTok.getIdentifierInfo();
+    if (II && II->getPPKeywordID() == tok::pp_include_next)
+      primaryIncludeNext(IncludeTok.getLocation());
+  }
+  // HasInclude gets the file name's location; the keyword before it says whether it is
+  // __has_include_next (the callback is the same for both).
+  void HasInclude(SourceLocation FilenameLoc, StringRef, bool, OptionalFileEntryRef,
+                  SrcMgr::CharacteristicKind) override {
+    SourceManager &SM = TheStream.sourceManager();
+    if (FilenameLoc.isInvalid() || !FilenameLoc.isFileID())
+      return;
+    auto [FID, Off] = SM.getDecomposedLoc(FilenameLoc);
+    llvm::StringRef Before = SM.getBufferData(FID).take_front(Off);
+    Before = Before.rtrim(" \t\f\v(").rtrim(); // __has_include_next ( <x>
+    if (Before.ends_with("__has_include_next"))
+      primaryIncludeNext(FilenameLoc.getLocWithOffset(
+          -int(Off - (Before.size() - strlen("__has_include_next")))));
+  }
+
+private:
+  static void primaryIncludeNext(SourceLocation Loc) {
+    Preprocessor &PP = TheStream.preprocessor();
+    if (PP.getLangOpts().IsHeaderFile || !TheStream.isChunk(TheStream.sourceManager().getFileID(Loc)))
+      return;
+    PP.Diag(Loc, diag::pp_include_next_in_primary);
   }
 };
 

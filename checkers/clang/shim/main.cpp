@@ -57,6 +57,7 @@
 
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/CompilerInvocation.h"
+#include "clang/Frontend/FrontendOptions.h"
 #include "clang/Frontend/Utils.h"
 #include "clang/Lex/PreprocessorOptions.h"
 #include "llvm/Support/JSON.h"
@@ -174,9 +175,16 @@ int main(int argc, char **argv) {
   }
   Inv->getFrontendOpts().DisableFree = true;
   Inv->getDiagnosticOpts().ShowCarets = false; // also silences "N errors generated." on stderr
-  Inv->getPreprocessorOpts().addRemappedFile(
-      TheStream.Filename,
-      llvm::MemoryBuffer::getMemBufferCopy("#pragma hydra_next\n", TheStream.Filename).release());
+  // The main file is a buffer named as the checked file (__BASE_FILE__ and the chunks' line
+  // notes name it so), not the checked file remapped: the file on disk stays what it is, so that
+  // `#include __FILE__` reads it as in the whole file. Its one line starts the stream (action.h).
+  FrontendOptions &FO = Inv->getFrontendOpts();
+  if (FO.Inputs.size() == 1) {
+    auto *Main =
+        llvm::MemoryBuffer::getMemBufferCopy("#pragma hydra_next\n", TheStream.Filename).release();
+    FO.Inputs[0] = FrontendInputFile(Main->getMemBufferRef(), FO.Inputs[0].getKind(),
+                                     FO.Inputs[0].isSystem());
+  }
 
   CompilerInstance CI;
   CI.setInvocation(std::move(Inv));

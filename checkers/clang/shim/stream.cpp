@@ -6,6 +6,7 @@
 #include "events.h"
 
 #include "clang/Basic/DiagnosticIDs.h"
+#include "clang/Basic/DiagnosticLex.h"
 #include "clang/Basic/FileManager.h"
 #include "clang/Lex/HeaderSearch.h"
 #include "llvm/ADT/SmallString.h"
@@ -104,7 +105,7 @@ void Stream::chunkEnded(FileID FID) {
 
 [[noreturn]] void Stream::finish() {
   flushPending();
-  bool OK = CI && !CI->getDiagnostics().hasErrorOccurred() && Errors == 0;
+  bool OK = CI && CI->getDiagnostics().getNumErrors() <= DroppedErrors && Errors == 0;
   send({{"event", "done"}, {"ok", OK}});
   _exit(0);
 }
@@ -115,6 +116,16 @@ void Stream::onDiagnostic(DiagnosticsEngine::Level L, const Diagnostic &Info) {
     return;
   }
   flushPending();
+  if (Info.getID() == diag::pp_include_next_absolute_path && Info.hasSourceManager() &&
+      isChunk(SM->getFileID(SM->getFileLoc(Info.getLocation())))) {
+    // `#include_next` or __has_include_next in checked text: the whole file is its primary
+    // file, where Clang says pp_include_next_in_primary (another warning group), not this
+    // (Preprocessor::getIncludeNextStart; a chunk is an entered file). The include searches from
+    // the start of the path either way. ChunkFeeder (action.cpp) says the primary file's warning.
+    if (L >= DiagnosticsEngine::Error)
+      ++DroppedErrors;
+    return;
+  }
   if (L < DiagnosticsEngine::Error)
     return; // warnings and remarks are not errors (-Werror turns them into errors upstream)
   Pending P;
@@ -212,6 +223,17 @@ void Stream::locate(const Diagnostic &Info, Pending &P) {
   // An error inside a header (or other non-user buffer).
   SourceLocation FL = SM->getFileLoc(Info.getLocation());
   PresumedLoc PL = SM->getPresumedLoc(FL);
+  if (PL.isValid() && ChunkFile) {
+    // The checked file read from disk (`#include __FILE__`): the whole file reports the error at
+    // that line of the file, which is the checked text's where the disk has the same text.
+    OptionalFileEntryRef FE = SM->getFileEntryRefForID(SM->getFileID(FL));
+    if (FE && &FE->getFileEntry() == &ChunkFile->getFileEntry()) {
+      P.At.Off = std::min<size_t>(SM->getFileOffset(FL), Total);
+      P.At.Line = PL.getLine();
+      P.At.Col = PL.getColumn();
+      return;
+    }
+  }
   if (PL.isValid()) {
     P.HeaderFile = PL.getFilename();
     P.HeaderLine = PL.getLine();
@@ -282,6 +304,28 @@ void Stream::appendEscaped(std::string &Out, llvm::StringRef S) {
 }
 
 
+// chunkBase is the name of a virtual file that stands for the checked file where the disk has
+// none: the checked file's absolute path and kChunkMark. Absolute, because FileManager makes
+// every file's real path absolute and asks for the working directory each time for a relative
+// name; RootedFS says it exists (rootedfs.cpp), so that it gets a real path next to the checked
+// file and quoted #include / #embed look there.
+const std::string &Stream::chunkBase() {
+  if (ChunkBase.empty()) {
+    llvm::SmallString<256> Abs(Filename);
+    llvm::sys::fs::make_absolute(Abs);
+    ChunkBase = std::string(Abs) + kChunkMark;
+  }
+  return ChunkBase;
+}
+
+// unsavedTime is the modification time of a checked file the disk does not have: now, the time
+// it would have if saved (__TIMESTAMP__ reads it). Taken once, so every chunk says the same.
+time_t Stream::unsavedTime() {
+  if (!UnsavedTime)
+    UnsavedTime = time(nullptr);
+  return UnsavedTime;
+}
+
 void Stream::enterChunk(Msg M) {
   // The chunk's lines continue the presumed location where the previous chunk ended, so that
   // __LINE__, user #line directives and reported lines are as in the whole file. That is a line
@@ -331,35 +375,34 @@ void Stream::enterChunk(Msg M) {
   // follow one another. Locations in two chunks have no common include ancestor, so
   // SourceManager::isBeforeInTranslationUnit orders them by FileID: chunk order.
   SourceLocation NoInclude;
-  // Each chunk is a FileID of its own over its own buffer, and all of them stand for one
-  // virtual file next to the checked file (a FileEntry, ChunkFile): parts of Clang assume the
-  // current lexer has a file (#embed and __has_embed dereference its FileEntry and crash on a
-  // bare buffer; quoted #include / #embed look next to it). The name never appears in
-  // diagnostics, which use the line note's name; RootedFS answers for it without touching the disk.
+  // Each chunk is a FileID of its own over its own buffer, and all of them stand for one file:
+  // the checked file itself (ChunkFile), whose text they are. Parts of Clang read the current
+  // lexer's file: #embed and __has_embed dereference its FileEntry (and crash on a bare buffer),
+  // quoted #include / #embed look next to it, __TIMESTAMP__ is its modification time. The main
+  // buffer is no file (main.cpp), so `#include __FILE__` and `#embed __FILE__` open the file on
+  // disk, as they do in the whole file. The entry's own contents are never read for a chunk:
+  // each FileID's content cache holds its chunk's buffer, and only names the entry as its file.
   // One entry for all chunks, not one each: a virtual file per chunk cost FileManager's maps,
   // SourceManager's content cache map and HeaderSearch's file info an entry per chunk, pages
   // that every chunk wrote again after each checkpoint's fork (docs/checker-benchmark.md,
-  // "One file entry for every chunk"). The entry's own contents are never read: each FileID's
-  // content cache holds its chunk's buffer, and only names the entry as its file.
-  if (ChunkBase.empty()) {
-    // An absolute name: FileManager makes every file's real path absolute, and for a relative
-    // name it asks for the working directory each time (two stat() calls a chunk).
-    llvm::SmallString<256> Abs(Filename);
-    llvm::sys::fs::make_absolute(Abs);
-    ChunkBase = std::string(Abs) + kChunkMark;
-  }
-  // The buffer's own name is only an identifier (diagnostics use the line note's name): short,
-  // so that memory does not grow with the path's length times the chunks.
+  // "One file entry for every chunk"). The buffer's own name is only an identifier
+  // (diagnostics use the line note's name): short, so that memory does not grow with the path's
+  // length times the chunks.
   std::string VName = std::string(kChunkMark) + std::to_string(Chunks.size());
   if (FilePerChunk) { // the lever's "off" row: a virtual file of the chunk's own
-    VName = ChunkBase + std::to_string(Chunks.size());
-    FileEntryRef FE = CI->getFileManager().getVirtualFileRef(VName, off_t(Buf.size()), 0);
+    VName = chunkBase() + std::to_string(Chunks.size());
+    FileEntryRef FE =
+        CI->getFileManager().getVirtualFileRef(VName, off_t(Buf.size()), unsavedTime());
     SM->overrideFileContents(FE, llvm::MemoryBuffer::getMemBufferCopy(Buf, VName));
     PP->getHeaderSearchInfo().getFileInfo(FE); // see below
     C.FID = SM->createFileID(FE, NoInclude, SrcMgr::C_User);
   } else {
     if (!ChunkFile) {
-      ChunkFile = CI->getFileManager().getVirtualFileRef(ChunkBase, 0, 0);
+      // The checked file as on disk. A file that is not there yet (an editor's unsaved buffer)
+      // gets a virtual entry next to where it will be, made as it would be on saving now.
+      ChunkFile = CI->getFileManager().getOptionalFileRef(Filename);
+      if (!ChunkFile)
+        ChunkFile = CI->getFileManager().getVirtualFileRef(chunkBase(), 0, unsavedTime());
       // HeaderSearch expects every file that can include another to have header info (an
       // #include "x" from a file without it crashes in HeaderSearch::LookupFile): make it, as
       // entering the main file or an #include does.

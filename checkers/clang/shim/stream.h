@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,10 @@ public:
   // isChunk reports whether FID is one of the chunks of checked text.
   bool isChunk(clang::FileID FID) const { return findChunk(FID) != nullptr; }
 
+  // The preprocessor and source manager the stream is attached to (attach).
+  clang::Preprocessor &preprocessor() const { return *PP; }
+  clang::SourceManager &sourceManager() const { return *SM; }
+
 private:
   struct Pending {
     bool Active = false;
@@ -155,11 +160,17 @@ private:
   std::vector<Chunk> Chunks;
   ChunkInFlight Newest;
   const Chunk *findChunk(clang::FileID FID) const;
-  std::string ChunkBase; // the checked file's absolute path and kChunkMark (enterChunk)
+  std::string ChunkBase; // the checked file's absolute path and kChunkMark (chunkBase)
+  const std::string &chunkBase();
+  time_t UnsavedTime = 0; // unsavedTime's answer, once asked
+  time_t unsavedTime();
   clang::OptionalFileEntryRef ChunkFile; // the one file entry every chunk names (enterChunk)
   long FaultsAtEvent = -1; // page faults when the last progress event was sent; -1: read anew
   size_t Total = 0; // bytes of text entered so far
   unsigned Errors = 0;
+  // Errors Clang counted that the checked text does not have: the group Clang gives
+  // `#include_next` in a chunk, which the whole file reports under another (onDiagnostic).
+  unsigned DroppedErrors = 0;
   Pending Pend;
 };
 
