@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,6 +43,10 @@ var fileCases = []fileCase{
 			// The text states its own length: five digits wide, so the length does not depend on them.
 			f := "const char d[] = {\n#embed __FILE__\n};\n_Static_assert(sizeof(d) == %05d, \"size\");\nint z;\n"
 			return fmt.Sprintf(f, len(fmt.Sprintf(f, 0)))
+		}},
+	{name: "a file whose name holds a newline", file: "new\nline.c", flags: []string{"-std=c11"},
+		text: func(path string) string {
+			return "_Static_assert(sizeof(__FILE__) == sizeof(\"" + strings.ReplaceAll(path, "\n", "\\n") + "\"), \"name\");\nint a = ;\n"
 		}},
 	{name: "__TIMESTAMP__ is the file's modification time", file: "t.cpp", flags: []string{"-std=c++17"},
 		mtime: time.Date(2001, 2, 3, 4, 5, 6, 0, time.Local),
@@ -87,11 +92,12 @@ func TestTheCheckedFileReadFromDisk(t *testing.T) {
 }
 
 // wholeOnDisk runs clang -fsyntax-only on the file name in dir as it is (wholefile.Check would
-// write it anew, with a new modification time) and returns its first error.
+// write it anew, with a new modification time), by its full path as the checker gets it, and
+// returns its first error.
 func wholeOnDisk(ctx context.Context, t *testing.T, clangBin, dir, name string, flags []string) agreement.Verdict {
 	t.Helper()
 	args := append(append([]string{"-fsyntax-only"}, agreement.PresentationFlags...), flags...)
-	cmd := exec.CommandContext(ctx, clangBin, append(args, name)...)
+	cmd := exec.CommandContext(ctx, clangBin, append(args, filepath.Join(dir, name))...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err == nil {

@@ -88,6 +88,11 @@ var fuzzSnippets = []string{
 	"#pragma clang arc_cf_code_audited begin\nint *cf_p;\n#pragma clang arc_cf_code_audited end\n",
 	"static int fz_unused;\n",
 	"void fz_empty(int x) { if (x);\n}\n",
+	// Empty bodies: Sema compares the statement's presumed line with the ';' 's spelling line
+	// (shim/spelling.h), through macros and across chunks.
+	"#define FZ_IF(x) if (x)\nvoid fz_mac(int x) {\n  FZ_IF(x);\n}\n",
+	"void fz_loops(int x) {\n  for (;x;);\n  {\n  }\n  while (--x);\n    x++;\n}\n",
+	"void fz_far(int x) {\n  if (x)\n#if 1\n\n  ;\n#endif\n}\n",
 }
 
 // fuzzModes are the language modes programs run under: lang bits 3–5 pick one (0 keeps the

@@ -65,14 +65,22 @@ public:
                           CharSourceRange, OptionalFileEntryRef, StringRef, StringRef,
                           const Module *, bool, SrcMgr::CharacteristicKind) override {
     const IdentifierInfo *II = IncludeTok.getIdentifierInfo();
+    TheStream.takeDroppedIncludeNext();
     if (II && II->getPPKeywordID() == tok::pp_include_next)
       primaryIncludeNext(IncludeTok.getLocation());
   }
-  // HasInclude gets the file name's location; the keyword before it says whether it is
-  // __has_include_next (the callback is the same for both).
+  // HasInclude is the same callback for __has_include and __has_include_next, with the file
+  // name's location. It is __has_include_next where Stream::onDiagnostic has just dropped the
+  // entered file's warning for it, or where the keyword is spelled before the name (when the
+  // user's flags turn that warning off, Clang does not say it).
   void HasInclude(SourceLocation FilenameLoc, StringRef, bool, OptionalFileEntryRef,
                   SrcMgr::CharacteristicKind) override {
     SourceManager &SM = TheStream.sourceManager();
+    SourceLocation Dropped = TheStream.takeDroppedIncludeNext();
+    if (Dropped.isValid()) {
+      primaryIncludeNext(Dropped);
+      return;
+    }
     if (FilenameLoc.isInvalid() || !FilenameLoc.isFileID())
       return;
     auto [FID, Off] = SM.getDecomposedLoc(FilenameLoc);
@@ -86,7 +94,8 @@ public:
 private:
   static void primaryIncludeNext(SourceLocation Loc) {
     Preprocessor &PP = TheStream.preprocessor();
-    if (PP.getLangOpts().IsHeaderFile || !TheStream.isChunk(TheStream.sourceManager().getFileID(Loc)))
+    SourceManager &SM = TheStream.sourceManager();
+    if (PP.getLangOpts().IsHeaderFile || !TheStream.isChunk(SM.getFileID(SM.getFileLoc(Loc))))
       return;
     PP.Diag(Loc, diag::pp_include_next_in_primary);
   }

@@ -35,6 +35,7 @@
 //   ring.*          the shared-memory ring beside the channel's socket;
 //   lifeline.*      the watchdog thread and the crash handlers (processes end with their owner);
 //   stream.*        the chunks, progress, and where errors land in the checked text;
+//   spelling.*      chunks' spelling lines as the file's, where Sema judges an empty body;
 //   checkpoint.cpp  fork() checkpoints and resumed sessions;
 //   prefork.*       folding-set headroom and the dead stack, before a fork;
 //   alloc.*, foldingset.*  the generational malloc and folding-set buckets beside the table;
@@ -45,7 +46,8 @@
 //   NextChunkPragma  (PragmaHandler)      starts the stream from the main buffer;
 //   ChunkFeeder      (PPCallbacks)        pulls the next chunk when the previous one ends;
 //   ErrorReporter    (DiagnosticConsumer) turns error diagnostics into error events;
-//   StreamAction     (SyntaxOnlyAction)   installs the three above on the preprocessor.
+//   StreamAction     (SyntaxOnlyAction)   installs the three above on the preprocessor;
+//   the preprocessor's token watcher      (Stream::attach) follows the parser's tokens (spelling.h).
 
 #include "action.h"
 #include "events.h"

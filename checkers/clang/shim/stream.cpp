@@ -41,6 +41,15 @@ void Stream::attach(CompilerInstance &CI) {
   this->CI = &CI;
   PP = &CI.getPreprocessor();
   SM = &CI.getSourceManager();
+  PP->setTokenWatcher([this](const Token &T) { onToken(T); });
+}
+
+void Stream::onToken(const Token &T) {
+  // A chunk's buffer starts a prefix before its text's first line.
+  EmptyBodies.onToken(T, *SM, [this](FileID FID) -> unsigned {
+    const Chunk *C = findChunk(FID);
+    return C ? C->PhysLine - C->Prefix : 0;
+  });
 }
 
 bool Stream::pullNext() {
@@ -124,6 +133,7 @@ void Stream::onDiagnostic(DiagnosticsEngine::Level L, const Diagnostic &Info) {
     // the start of the path either way. ChunkFeeder (action.cpp) says the primary file's warning.
     if (L >= DiagnosticsEngine::Error)
       ++DroppedErrors;
+    DroppedIncludeNext = Info.getLocation();
     return;
   }
   if (L < DiagnosticsEngine::Error)
@@ -421,6 +431,8 @@ void Stream::enterChunk(Msg M) {
   SM->AddLineNote(SM->getLocForStartOfFile(C.FID), Line + 1 - C.Prefix,
                   SM->getLineTableFilenameID(File), /*IsFileEntry=*/false,
                   /*IsFileExit=*/false, Kind);
+  C.PhysLine = PhysLine;
+  PhysLine += lineBreaks(M.Text, AfterCR);
   Total += C.Len;
   Chunks.push_back(C);
   PP->EnterSourceFile(Chunks.back().FID, nullptr, Inc);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "channel.h"
+#include "spelling.h"
 
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/FileEntry.h"
@@ -19,6 +20,7 @@
 #include <cstdint>
 #include <ctime>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hydra {
@@ -39,6 +41,7 @@ struct Chunk {
   char Last = 0;    // last byte of the chunk's text ('\0' when empty)
   size_t Start = 0; // global offset of the chunk's first byte
   size_t Len = 0;   // bytes of text (without the prefix)
+  unsigned PhysLine = 1; // the file's physical line where the chunk's text starts
 };
 
 // ChunkInFlight is what the newest chunk needs until its progress event.
@@ -96,6 +99,16 @@ public:
 
   // isChunk reports whether FID is one of the chunks of checked text.
   bool isChunk(clang::FileID FID) const { return findChunk(FID) != nullptr; }
+
+  // takeDroppedIncludeNext returns where onDiagnostic last dropped an entered file's
+  // #include_next warning in checked text, and forgets it (invalid: none since).
+  clang::SourceLocation takeDroppedIncludeNext() {
+    return std::exchange(DroppedIncludeNext, clang::SourceLocation());
+  }
+
+  // onToken sees every token the parser gets (the preprocessor's token watcher, set in attach):
+  // a ';' that Sema may judge an empty body gets its chunk's spelling lines as the file's.
+  void onToken(const clang::Token &T);
 
   // The preprocessor and source manager the stream is attached to (attach).
   clang::Preprocessor &preprocessor() const { return *PP; }
@@ -167,10 +180,18 @@ private:
   clang::OptionalFileEntryRef ChunkFile; // the one file entry every chunk names (enterChunk)
   long FaultsAtEvent = -1; // page faults when the last progress event was sent; -1: read anew
   size_t Total = 0; // bytes of text entered so far
+  // The file's physical line where the next chunk's text starts, and whether the text so far
+  // ends in '\r' (lineBreaks): spelling lines of chunks that need them (spelling.h).
+  unsigned PhysLine = 1;
+  bool AfterCR = false;
+  EmptyBodyLines EmptyBodies;
   unsigned Errors = 0;
   // Errors Clang counted that the checked text does not have: the group Clang gives
   // `#include_next` in a chunk, which the whole file reports under another (onDiagnostic).
   unsigned DroppedErrors = 0;
+  // Where the last dropped one was: the __has_include_next (or macro expanding to it) that
+  // ChunkFeeder::HasInclude then warns for, as the primary file's warning.
+  clang::SourceLocation DroppedIncludeNext;
   Pending Pend;
 };
 
