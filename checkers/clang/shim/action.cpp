@@ -8,6 +8,8 @@
 
 #include "clang/Basic/DiagnosticLex.h"
 
+#include "clang/Basic/CharInfo.h"
+#include "clang/Lex/MacroInfo.h"
 #include "clang/Lex/PPCallbacks.h"
 #include "clang/Lex/Pragma.h"
 #include "clang/Lex/Preprocessor.h"
@@ -86,12 +88,30 @@ public:
     auto [FID, Off] = SM.getDecomposedLoc(FilenameLoc);
     llvm::StringRef Before = SM.getBufferData(FID).take_front(Off);
     Before = Before.rtrim(" \t\f\v(").rtrim(); // __has_include_next ( <x>
-    if (Before.ends_with("__has_include_next"))
-      primaryIncludeNext(FilenameLoc.getLocWithOffset(
-          -int(Off - (Before.size() - strlen("__has_include_next")))));
+    size_t Start = Before.size();
+    while (Start > 0 && (isAsciiIdentifierContinue(Before[Start - 1])))
+      --Start;
+    if (namesHasIncludeNext(Before.substr(Start), 0))
+      primaryIncludeNext(FilenameLoc.getLocWithOffset(-int(Off - Start)));
   }
 
 private:
+  // namesHasIncludeNext says whether Name is __has_include_next or an object-like macro whose
+  // expansion ends in it (through others, a few deep): `#define HIN __has_include_next`.
+  static bool namesHasIncludeNext(llvm::StringRef Name, int Depth) {
+    if (Name == "__has_include_next")
+      return true;
+    if (Name.empty() || Depth > 8)
+      return false;
+    Preprocessor &PP = TheStream.preprocessor();
+    const MacroInfo *MI = PP.getMacroInfo(PP.getIdentifierInfo(Name));
+    if (!MI || MI->isFunctionLike() || MI->getNumTokens() == 0)
+      return false;
+    const Token &Last = MI->getReplacementToken(MI->getNumTokens() - 1);
+    const IdentifierInfo *II = Last.getIdentifierInfo();
+    return II && namesHasIncludeNext(II->getName(), Depth + 1);
+  }
+
   static void primaryIncludeNext(SourceLocation Loc) {
     Preprocessor &PP = TheStream.preprocessor();
     SourceManager &SM = TheStream.sourceManager();
