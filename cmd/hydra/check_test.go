@@ -348,3 +348,37 @@ func TestParseCheckArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckNamesTheFileAsWritten: the checker gets the file name as the command line wrote it,
+// in the same working directory, as `clang -fsyntax-only FILE` does, so __FILE__ and
+// __BASE_FILE__ (and the names in messages) are the same as clang's.
+func TestCheckNamesTheFileAsWritten(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	text := "_Static_assert(sizeof(__FILE__) == sizeof(\"sub/named.c\"), \"file\");\n" +
+		"_Static_assert(sizeof(__BASE_FILE__) == sizeof(\"sub/named.c\"), \"base\");\nint x;\n"
+	if err := os.WriteFile(filepath.Join(dir, "sub", "named.c"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clangBin, err := exec.LookPath("clang-19")
+	if err != nil {
+		t.Fatalf("clang-19: %v", err)
+	}
+	whole := exec.Command(clangBin, "-fsyntax-only", "-std=c11", "sub/named.c")
+	whole.Dir = dir
+	if out, err := whole.CombinedOutput(); err != nil {
+		t.Fatalf("clang-19 rejects the reference text: %v\n%s", err, out)
+	}
+	shim, err := filepath.Abs("../../bin/hydra-clang-shim") // found from the module, not from dir
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(hydraBin, "check", "--", "-std=c11", "sub/named.c")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HYDRA_CLANG_SHIM="+shim)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hydra check rejects what clang accepts: %v\n%s", err, out)
+	}
+}
