@@ -88,6 +88,13 @@ var shimCases = []diffCase{
 	{"empty body from an object-like macro", "t.c", []string{"-Werror"}, "#define COND if (g)\nint g;\nvoid f(void) {\n  COND;\n}\n"},
 	{"a macro's ';' is spelled on its #define line", "t.c", []string{"-Werror"},
 		"int g;\n#define NOTHING ;\nvoid f(int a) {\n  int b;\n  if (a) NOTHING\n}\n"},
+	// Spelling lines are the file's physical lines, whatever a #line says of presumed ones.
+	{"empty body after a #line", "t.c", []string{"-Werror"}, "int g;\n#line 100\nvoid f(int x) {\n  if (x);\n}\n"},
+	{"empty body of a nested if", "t.c", []string{"-Werror"}, "int g;\nvoid f(int a, int b) {\n  if (a) if (b);\n}\n"},
+	{"empty loop body in a lambda", "t.cpp", []string{"-std=c++17", "-Werror"},
+		"int g;\nvoid f(int x) {\n  auto l = [&] { for (;x;);\n      x++; };\n  l();\n}\n"},
+	{"a while inside a do is no do-while", "t.c", []string{"-Werror"},
+		"int g;\nvoid f(int x, int y) {\n  do { while (x);\n      x++; } while (y);\n}\n"},
 	// The if on line 3, its ';' on line 7, inside a chunk (the #if block) that starts on line 5:
 	// the ';' is on that chunk's own line 3.
 	{"empty body four lines down is none", "t.c", []string{"-Werror"},
