@@ -66,6 +66,10 @@ type Chunker struct {
 	// holdIdent: the pending text is clean but its last token is an identifier or ')'; it
 	// waits for the next line with tokens to show whether that starts with '('.
 	holdIdent bool
+	// holdClean: how much of the pending text was clean at its end last, while holdIdent: where
+	// to cut when the wait ends (a comment that opened after the identifier may close on the
+	// line that ends it).
+	holdClean int
 
 	// The preamble stage.
 	inPreamble bool
@@ -191,7 +195,7 @@ func (c *Chunker) addGroup(last string) {
 	if c.holdIdent && info.hasTokens {
 		c.holdIdent = false
 		if info.firstTok != '(' {
-			c.cut() // the held identifier is not a macro call across the cut
+			c.cutAt(c.holdClean) // the held identifier is not a macro call across the cut
 		}
 	}
 	if c.pending.Len() == 0 {
@@ -212,11 +216,30 @@ func (c *Chunker) addGroup(last string) {
 	case !info.clean:
 	case info.hasTokens && info.lastHold:
 		c.holdIdent = true
+		c.holdClean = c.pending.Len()
 	case c.holdIdent:
 		// A blank or comment-only line after a held identifier: keep waiting.
+		c.holdClean = c.pending.Len()
 	default:
 		c.cut()
 	}
+}
+
+// cutAt cuts the pending text after its first n bytes (all of it when n reaches its end). The
+// rest stays pending as a raw chunk of its own: lines that only continue a comment, so without
+// code, directive or token.
+func (c *Chunker) cutAt(n int) {
+	text := c.pending.String()
+	if n <= 0 || n >= len(text) {
+		c.cut()
+		return
+	}
+	depth := c.pend.depth
+	c.pending.Reset()
+	c.pending.WriteString(text[:n])
+	c.cut()
+	c.pending.WriteString(text[n:])
+	c.pend = rawChunk{off: c.off, depth: depth}
 }
 
 // cut ends the pending raw chunk and hands it to the preamble stage.

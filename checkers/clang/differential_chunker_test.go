@@ -62,6 +62,12 @@ var chunkerCases = []diffCase{
 	{"no digit separator in c++11", "t.cpp", []string{"-std=c++11"}, "int x = 1'000 /* '\n*/;\nint y = ;\n"},
 	{"digit separator in c++14", "t.cpp", []string{"-std=c++14"}, "int x = 1'000 /* '\n*/;\nint y = ;\n"},
 	// A function-like macro's name made by expansion at a line's end.
+	// A line held for a '(' that does not come: the cut goes where the text was last clean, not
+	// inside a comment that opened on the lines between and closes on the deciding line.
+	{"held line, multi-line comment, then a directive", "t.c", []string{"-std=gnu11"},
+		"_Pragma(\"clang diagnostic ignored \\\"-Wunused\\\"\")\n/*\n*/#\nint b = ;\n"},
+	{"held line, multi-line comment, then code on its last line", "t.c", nil,
+		"int f(void)\n/* old-style\n   comment */ { return 0; }\nint b = ;\n"},
 	{"ID(F) then ( on the next line", "t.c", nil, "#define ID(x) x\n#define F(x) x\nint y = ID(F)\n(1);\nint z = ;\n"},
 	{"object-like macro to a function-like name", "t.c", nil, "#define F(x) x\n#define G F\nint y = G\n(1);\nint z = ;\n"},
 	// Pragmas that must begin and end in one file.
